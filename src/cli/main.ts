@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+/**
+ * `recog`: the service's command line. Each command lives in its own module under
+ * ./commands and exports `register(program)`; its action calls a function that takes its
+ * dependencies as arguments, so the work is testable without a shell.
+ */
+import { Command } from 'commander';
+import { commands } from './commands/index.js';
+
+export function buildProgram(): Command {
+  const program = new Command('recog')
+    .description('Recognition service: object detection API, its database, models and operator')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const register of commands) register(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    const e = err as { code?: string; exitCode?: number; message?: string };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      process.exitCode = e.exitCode ?? 1;
+      return;
+    }
+    process.stderr.write(`recog: ${e.message ?? String(err)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main(process.argv);
