@@ -41,7 +41,10 @@ export interface Limits {
   /** Debits the organisation's call balance; false when short (balance never below zero). Unlimited when the org has none. */
   debitBalance(orgId: string, units: number): Promise<boolean>;
   refundBalance(orgId: string, units: number): Promise<void>;
-  /** Health of the limiter store (Redis, when used). */
-  ready(): Promise<{ ok: boolean; detail?: string }>;
+  /**
+   * Health of the limiter store (Redis, when used). `ok` stays true while Redis is down:
+   * the limiter still serves then (degraded: per-process rate limit, quota on PostgreSQL).
+   */
+  ready(): Promise<{ ok: boolean; detail?: string; degraded?: boolean }>;
   close(): Promise<void>;
 }

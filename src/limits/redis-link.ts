@@ -1,0 +1,121 @@
+/**
+ * The limiter's Redis connection and whether it is usable right now. Calls never wait
+ * for Redis: no offline queue (a command while disconnected fails at once), a short
+ * command timeout, and after a failure Redis is skipped for a short cool-off so a hung
+ * server costs one timeout, not one per call. ioredis reconnects by itself; the first
+ * successful command (or the reconnect) ends the degraded state.
+ */
+import { Redis } from 'ioredis';
+import { defineLimiterCommands, type LimiterRedis } from './redis-scripts.js';
+
+export interface LimitsLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface RedisLinkOptions {
+  url: string;
+  logger: LimitsLogger;
+  /** Called on every change between usable and degraded. */
+  onChange: (degraded: boolean, reason?: string) => void;
+  commandTimeoutMs?: number;
+  coolOffMs?: number;
+  /** How long createLimits waits for a first connection before starting degraded. */
+  connectWaitMs?: number;
+}
+
+export class RedisLink {
+  readonly client: LimiterRedis;
+  private degraded = false;
+  private skipUntil = 0;
+  private readonly coolOffMs: number;
+  private closed = false;
+
+  constructor(private readonly opts: RedisLinkOptions) {
+    this.coolOffMs = opts.coolOffMs ?? 1000;
+    const redis = new Redis(opts.url, {
+      enableOfflineQueue: false,
+      commandTimeout: opts.commandTimeoutMs ?? 250,
+      connectTimeout: 1000,
+      maxRetriesPerRequest: 0,
+      // Keep trying for ever, at most one second apart, so recovery is quick.
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+      connectionName: 'recognition-limits',
+    });
+    // Without a listener ioredis prints every connection error; state changes are logged instead.
+    redis.on('error', (err: Error) => this.failed(err));
+    redis.on('close', () => {
+      if (!this.closed) this.failed(new Error('connection closed'));
+    });
+    redis.on('ready', () => this.succeeded());
+    this.client = defineLimiterCommands(redis);
+  }
+
+  /** Resolves once connected, or after connectWaitMs (then the limiter starts degraded). */
+  async waitReady(): Promise<void> {
+    if (this.client.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.client.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.opts.connectWaitMs ?? 1500);
+      this.client.once('ready', done);
+    });
+    if ((this.client.status as string) !== 'ready') this.failed(new Error(`not connected (${this.client.status})`));
+  }
+
+  /** Whether to try Redis for this call. */
+  usable(): boolean {
+    return !this.closed && this.client.status === 'ready' && Date.now() >= this.skipUntil;
+  }
+
+  get isDegraded(): boolean {
+    return this.degraded;
+  }
+
+  /** Runs a Redis operation; on failure marks the link degraded and returns undefined. */
+  async attempt<T>(op: (redis: LimiterRedis) => Promise<T>): Promise<T | undefined> {
+    if (!this.usable()) {
+      if (!this.closed) this.failed(new Error(`not connected (${this.client.status})`));
+      return undefined;
+    }
+    try {
+      const result = await op(this.client);
+      this.succeeded();
+      return result;
+    } catch (err) {
+      this.skipUntil = Date.now() + this.coolOffMs;
+      this.failed(err as Error);
+      return undefined;
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.attempt((r) => r.ping())) === 'PONG';
+  }
+
+  private failed(err: Error): void {
+    if (this.degraded || this.closed) return;
+    this.degraded = true;
+    this.opts.logger.warn(
+      { err: { message: err.message } },
+      'limiter: Redis unreachable; rate limits fall back to this process, quota to PostgreSQL alone',
+    );
+    this.opts.onChange(true, err.message);
+  }
+
+  private succeeded(): void {
+    if (!this.degraded || this.closed) return;
+    this.degraded = false;
+    this.skipUntil = 0;
+    this.opts.logger.info({}, 'limiter: Redis reachable again; shared limits restored');
+    this.opts.onChange(false);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.client.disconnect();
+  }
+}
