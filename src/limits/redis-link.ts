@@ -30,6 +30,7 @@ export class RedisLink {
   private skipUntil = 0;
   private readonly coolOffMs: number;
   private closed = false;
+  private probe?: NodeJS.Timeout;
 
   constructor(private readonly opts: RedisLinkOptions) {
     this.coolOffMs = opts.coolOffMs ?? 1000;
@@ -99,6 +100,12 @@ export class RedisLink {
   private failed(err: Error): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
+    // A server that hangs keeps the connection open, so no 'ready' will announce its
+    // return: probe it, so recovery does not wait for traffic.
+    this.probe = setInterval(() => {
+      if (this.client.status === 'ready') this.client.ping().then(() => this.succeeded(), () => {});
+    }, this.coolOffMs);
+    this.probe.unref();
     this.opts.logger.warn(
       { err: { message: err.message } },
       'limiter: Redis unreachable; rate limits fall back to this process, quota to PostgreSQL alone',
@@ -110,12 +117,14 @@ export class RedisLink {
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.skipUntil = 0;
+    clearInterval(this.probe);
     this.opts.logger.info({}, 'limiter: Redis reachable again; shared limits restored');
     this.opts.onChange(false);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.probe);
     this.client.disconnect();
   }
 }

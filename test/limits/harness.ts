@@ -167,6 +167,15 @@ export class PrivateRedis {
     await exited;
   }
 
+  /** SIGSTOP: the server hangs with its connections open (a stuck primary). */
+  pause(): void {
+    this.proc?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.proc?.kill('SIGCONT');
+  }
+
   async flushAll(): Promise<void> {
     const c = new Redis(this.url);
     try {

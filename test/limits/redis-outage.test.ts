@@ -72,6 +72,26 @@ describe('Redis outages', () => {
     }
   });
 
+  test('a hung Redis (connection open, no replies) times out into the fallback and recovers', async () => {
+    const limits = await limitsFor(t.db, redis.url, { redisCommandTimeoutMs: 100, redisCoolOffMs: 200 });
+    try {
+      const key = await makeKey(t.db, { quota: 3 });
+      assert.equal((await limits.checkRate(key, 'recognition')).allowed, true);
+      redis.pause();
+      const rate = await Promise.all(Array.from({ length: 12 }, () => limits.checkRate(key, 'recognition')));
+      assert.equal(count(rate, (d) => d.allowed), 10, 'the in-process log takes over');
+      const quota = await Promise.all(Array.from({ length: 5 }, () => limits.reserveQuota(key, 1)));
+      assert.equal(count(quota, (q) => q.allowed), 3);
+      assert.equal(limits.mode(), 'degraded');
+      redis.resume();
+      // No calls needed: the probe notices the server answering again.
+      assert.ok(await waitFor(() => limits.mode() === 'redis'));
+    } finally {
+      redis.resume();
+      await limits.close();
+    }
+  });
+
   test('FLUSHALL mid-month does not reset the quota', async () => {
     const now = Date.parse('2026-06-14T10:00:00Z');
     const limits = await limitsFor(t.db, redis.url, { clock: () => now });
