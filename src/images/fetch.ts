@@ -94,6 +94,12 @@ function pinnedLookup(expectedHost: string, addresses: readonly ResolvedAddress[
   };
 }
 
+/** Stops reading a body we will not use; the abort it causes is expected, not an error to report. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 function describeNetworkError(err: unknown): string {
   const e = err as { code?: string; cause?: { code?: string; message?: string }; message?: string };
   const code = e?.code ?? e?.cause?.code;
@@ -199,7 +205,7 @@ class SafeImageFetcher implements ImageFetcher {
             continue;
           }
           if (status < 200 || status > 299) {
-            response.body.destroy();
+            discard(response.body);
             throw downloadFailed(`the image URL answered HTTP ${status}`, status);
           }
           const bytes = await this.readBody(response, signal);
@@ -256,7 +262,7 @@ class SafeImageFetcher implements ImageFetcher {
     const tooLarge = () => downloadFailed(`the image is larger than ${maxBytes} bytes`, response.statusCode);
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
-      response.body.destroy();
+      discard(response.body);
       throw tooLarge();
     }
     const chunks: Buffer[] = [];
@@ -264,7 +270,7 @@ class SafeImageFetcher implements ImageFetcher {
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes) {
-        response.body.destroy();
+        discard(response.body);
         throw tooLarge();
       }
       chunks.push(chunk);
