@@ -1,0 +1,61 @@
+/**
+ * The knex instance over node-postgres. Repositories receive it; nothing else opens
+ * connections. Driver errors are translated at the repository boundary (StoreError).
+ */
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+// bigint columns (organisations' balance) come back as numbers; balances stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
+
+export type Db = Knex;
+
+export interface DbOptions {
+  /** Pool size; small by default because every replica keeps its own pool. */
+  poolMax?: number;
+  applicationName?: string;
+}
+
+export function createDb(url: string, options: DbOptions = {}): Db {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: url, application_name: options.applicationName ?? 'recognition-service' },
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+/** A failure of the database that callers should treat as internal. */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+/** Cheap liveness query for readiness checks. */
+export async function pingDb(db: Db): Promise<{ ok: boolean; detail?: string }> {
+  try {
+    await db.raw('select 1');
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, detail: `database: ${(err as Error).message}` };
+  }
+}
+
+/** True for PostgreSQL's unique_violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string })?.code === '23505';
+}
+
+/** A named row does not exist (an organisation, a key). */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+}
+
+/** The change is not allowed in the row's current state (a revoked key, a duplicate name). */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export function isUuid(s: string): boolean {
+  return UUID_RE.test(s);
+}

@@ -1,0 +1,180 @@
+/**
+ * API keys: generated here, stored only as a SHA-256 hash, looked up by hash on every
+ * call (no cache, so a suspension takes effect on the next request on every replica).
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Knex } from 'knex';
+import { ConflictError, NotFoundError, isUuid } from './db.js';
+
+export const KEY_PREFIX = 'cvk_';
+/** Characters of the key kept in clear (prefix + 8) so operators can tell keys apart. */
+const VISIBLE_CHARS = KEY_PREFIX.length + 8;
+
+export type KeyStatus = 'active' | 'suspended' | 'revoked';
+
+export interface ApiKey {
+  id: string;
+  org_id: string;
+  prefix: string;
+  name: string;
+  description: string | null;
+  status: KeyStatus;
+  /** Labels of the model catalog, or ["*"] for all; [] = none (refused with 403). */
+  classes: string[];
+  monthly_quota: number;
+  rate_limit_per_minute: number | null;
+  expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const PUBLIC_COLUMNS = [
+  'id', 'org_id', 'prefix', 'name', 'description', 'status', 'classes', 'monthly_quota',
+  'rate_limit_per_minute', 'expires_at', 'created_at', 'updated_at', 'last_used_at', 'revoked_at',
+] as const;
+
+export function hashApiKey(plain: string): string {
+  return createHash('sha256').update(plain, 'utf8').digest('hex');
+}
+
+/** 32 random bytes (256 bits) behind a readable prefix. */
+export function generateApiKey(): { plain: string; prefix: string; hash: string } {
+  const plain = KEY_PREFIX + randomBytes(32).toString('base64url');
+  return { plain, prefix: plain.slice(0, VISIBLE_CHARS), hash: hashApiKey(plain) };
+}
+
+export interface KeyFields {
+  name?: string;
+  description?: string | null;
+  classes?: string[];
+  monthlyQuota?: number;
+  rateLimitPerMinute?: number | null;
+  expiresAt?: Date | null;
+}
+
+function checkFields(f: KeyFields): void {
+  if (f.name !== undefined && (f.name.trim() === '' || f.name.length > 200)) throw new ConflictError('name must be 1 to 200 characters');
+  if (f.description != null && f.description.length > 2000) throw new ConflictError('description must be at most 2000 characters');
+  if (f.monthlyQuota !== undefined && (!Number.isInteger(f.monthlyQuota) || f.monthlyQuota < 0 || f.monthlyQuota > 2_147_483_647)) {
+    throw new ConflictError('quota must be a whole number ≥ 0');
+  }
+  if (f.rateLimitPerMinute != null && (!Number.isInteger(f.rateLimitPerMinute) || f.rateLimitPerMinute < 1 || f.rateLimitPerMinute > 1_000_000)) {
+    throw new ConflictError('rate limit must be a whole number ≥ 1 per minute');
+  }
+  if (f.expiresAt != null && Number.isNaN(f.expiresAt.getTime())) throw new ConflictError('expiry must be an ISO-8601 date');
+  if (f.classes !== undefined && f.classes.includes('*') && f.classes.length > 1) throw new ConflictError('classes: "*" stands alone');
+}
+
+export async function createKey(
+  db: Knex,
+  input: KeyFields & { orgId: string; name: string; monthlyQuota: number },
+): Promise<{ key: string; record: ApiKey }> {
+  checkFields(input);
+  const { plain, prefix, hash } = generateApiKey();
+  const [record] = (await db('api_keys')
+    .insert({
+      org_id: input.orgId,
+      prefix,
+      key_hash: hash,
+      name: input.name.trim(),
+      description: input.description ?? null,
+      classes: JSON.stringify(input.classes ?? ['*']),
+      monthly_quota: input.monthlyQuota,
+      rate_limit_per_minute: input.rateLimitPerMinute ?? null,
+      expires_at: input.expiresAt ?? null,
+    })
+    .returning(PUBLIC_COLUMNS as unknown as string[])) as ApiKey[];
+  return { key: plain, record };
+}
+
+export async function listKeys(db: Knex, orgId?: string): Promise<ApiKey[]> {
+  const q = db('api_keys').select(PUBLIC_COLUMNS as unknown as string[]).orderBy('created_at');
+  if (orgId) q.where({ org_id: orgId });
+  return q as unknown as Promise<ApiKey[]>;
+}
+
+export async function getKey(db: Knex, id: string): Promise<ApiKey> {
+  if (!isUuid(id)) throw new NotFoundError(`no key "${id}" (keys are named by their id)`);
+  const row = (await db('api_keys').select(PUBLIC_COLUMNS as unknown as string[]).where({ id }).first()) as ApiKey | undefined;
+  if (!row) throw new NotFoundError(`no key "${id}"`);
+  return row;
+}
+
+export async function updateKey(db: Knex, id: string, f: KeyFields): Promise<ApiKey> {
+  checkFields(f);
+  const current = await getKey(db, id);
+  if (current.status === 'revoked') throw new ConflictError('the key is revoked; revoked keys cannot be changed');
+  const patch: Record<string, unknown> = { updated_at: db.fn.now() };
+  if (f.name !== undefined) patch.name = f.name.trim();
+  if (f.description !== undefined) patch.description = f.description;
+  if (f.classes !== undefined) patch.classes = JSON.stringify(f.classes);
+  if (f.monthlyQuota !== undefined) patch.monthly_quota = f.monthlyQuota;
+  if (f.rateLimitPerMinute !== undefined) patch.rate_limit_per_minute = f.rateLimitPerMinute;
+  if (f.expiresAt !== undefined) patch.expires_at = f.expiresAt;
+  const [row] = (await db('api_keys').where({ id }).whereNot({ status: 'revoked' }).update(patch).returning(PUBLIC_COLUMNS as unknown as string[])) as ApiKey[];
+  if (!row) throw new ConflictError('the key is revoked; revoked keys cannot be changed');
+  return row;
+}
+
+const TRANSITIONS: Record<'suspend' | 'resume' | 'revoke', { from: KeyStatus[]; to: KeyStatus }> = {
+  suspend: { from: ['active', 'suspended'], to: 'suspended' },
+  resume: { from: ['active', 'suspended'], to: 'active' },
+  revoke: { from: ['active', 'suspended', 'revoked'], to: 'revoked' },
+};
+
+/** suspend/resume are idempotent between active and suspended; revoked is final. */
+export async function changeKeyStatus(db: Knex, id: string, action: 'suspend' | 'resume' | 'revoke'): Promise<ApiKey> {
+  const current = await getKey(db, id);
+  const t = TRANSITIONS[action];
+  if (!t.from.includes(current.status)) throw new ConflictError(`the key is ${current.status}; it cannot be ${action}d (revoked is final: create a new key)`);
+  if (current.status === t.to) return current;
+  const patch: Record<string, unknown> = { status: t.to, updated_at: db.fn.now() };
+  if (t.to === 'revoked') patch.revoked_at = db.fn.now();
+  // guarded update: a concurrent revoke cannot be undone by a resume
+  const [row] = (await db('api_keys').where({ id }).whereIn('status', t.from).update(patch).returning(PUBLIC_COLUMNS as unknown as string[])) as ApiKey[];
+  if (!row) throw new ConflictError('the key changed meanwhile (revoked?); nothing done');
+  return row;
+}
+
+/** Recognition requests this calendar month (UTC): the quota's unit. */
+export async function usageThisMonth(db: Knex, keyId: string): Promise<number> {
+  const row = (await db('requests')
+    .where({ key_id: keyId })
+    .where('created_at', '>=', db.raw(`date_trunc('month', now() at time zone 'utc') at time zone 'utc'`))
+    .count<{ count: string }[]>('* as count')
+    .first()) as { count: string } | undefined;
+  return Number(row?.count ?? 0);
+}
+
+/** The key, its organisation's state, looked up by the hash of the presented key. */
+export interface AuthRecord {
+  key: ApiKey;
+  org: { id: string; name: string; status: 'active' | 'suspended' };
+}
+
+export async function findKeyForAuth(db: Knex, plain: string): Promise<AuthRecord | null> {
+  const hash = hashApiKey(plain);
+  const row = await db('api_keys as k')
+    .join('organizations as o', 'o.id', 'k.org_id')
+    .where('k.key_hash', hash)
+    .select(...PUBLIC_COLUMNS.map((c) => `k.${c}`), 'k.key_hash', 'o.name as org_name', 'o.status as org_status')
+    .first();
+  if (!row) return null;
+  // The index lookup found it; compare the digests in constant time anyway so equality is never
+  // decided by an early-exit string comparison in our own code.
+  const a = Buffer.from(row.key_hash, 'hex');
+  const b = Buffer.from(hash, 'hex');
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+  const { key_hash: _h, org_name, org_status, ...key } = row;
+  return { key: key as ApiKey, org: { id: key.org_id, name: org_name, status: org_status } };
+}
+
+/** Records use at most once a minute per key, so the hot path does not write on every call. */
+export async function touchKey(db: Knex, keyId: string): Promise<void> {
+  await db('api_keys')
+    .where({ id: keyId })
+    .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', db.raw(`now() - interval '1 minute'`)))
+    .update({ last_used_at: db.fn.now() });
+}

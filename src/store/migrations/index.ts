@@ -1,0 +1,19 @@
+/**
+ * Every schema migration, in order. A plain array (not a directory scan) so the same
+ * list works from tsx and from the compiled dist/, and other areas append their own
+ * module with one line (0100_* and up belong to src/limits).
+ */
+import type { Knex } from 'knex';
+import * as m0001 from './0001_initial.js';
+import * as m0100 from './0100_limits.js';
+
+export interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export const migrations: Migration[] = [
+  { name: '0001_initial', ...m0001 },
+  { name: '0100_limits', ...m0100 },
+];
