@@ -145,12 +145,12 @@ class AdmissionLimits implements LimitsService {
     const limit = key.monthlyQuota;
     const now = this.clock();
     const month = utcMonth(now);
-    if (units === 0) return { allowed: true, limit, used: await this.quota.used(key.keyId, month) };
+    if (units === 0) return { allowed: true, limit, used: await this.quota.used(key.keyId, month), period: month };
 
     const counter = `${this.prefix}quota:${key.keyId}:${month}`;
     const fast = this.link === undefined ? undefined : await this.takeFromCounter(counter, key.keyId, month, units, limit, now);
     // The counter refuses exhausted keys without a PostgreSQL write.
-    if (fast !== undefined && !fast.allowed) return { allowed: false, limit, used: fast.used };
+    if (fast !== undefined && !fast.allowed) return { allowed: false, limit, used: fast.used, period: month };
 
     let committed;
     try {
@@ -164,7 +164,7 @@ class AdmissionLimits implements LimitsService {
       // so the next call rebuilds it from the truth.
       await this.link?.attempt((r) => r.del(counter));
     }
-    return { allowed: committed.allowed, limit, used: committed.used };
+    return { allowed: committed.allowed, limit, used: committed.used, period: month };
   }
 
   /**
@@ -192,10 +192,11 @@ class AdmissionLimits implements LimitsService {
     return { allowed: reply[0] === 1, used: reply[1] };
   }
 
-  async releaseQuota(key: KeyLimits, units: number): Promise<void> {
+  async releaseQuota(key: KeyLimits, units: number, period?: string): Promise<void> {
     checkUnits(units);
+    if (period !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(period)) throw new RangeError(`period must be 'YYYY-MM' (got ${period})`);
     if (units === 0) return;
-    const month = utcMonth(this.clock());
+    const month = period ?? utcMonth(this.clock());
     await this.quota.release(key.keyId, month, units);
     await this.link?.attempt((r) => r.limiterQuotaGive(`${this.prefix}quota:${key.keyId}:${month}`, units));
   }

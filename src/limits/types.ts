@@ -21,6 +21,8 @@ export interface QuotaDecision {
   limit: number;
   /** Usage after this reservation (or the current usage when refused). */
   used: number;
+  /** The UTC month ('YYYY-MM') the units were counted in; pass it to releaseQuota. */
+  period?: string;
 }
 
 export interface KeyLimits {
@@ -36,8 +38,12 @@ export interface Limits {
   checkRate(key: KeyLimits, bucket: RateBucket): Promise<RateDecision>;
   /** Reserves `units` of this month's quota atomically; exactly the remaining count is admitted under concurrency. */
   reserveQuota(key: KeyLimits, units: number): Promise<QuotaDecision>;
-  /** Gives back units reserved for work that never ran (e.g. an image that failed before processing). */
-  releaseQuota(key: KeyLimits, units: number): Promise<void>;
+  /**
+   * Gives back units reserved for work that never ran (e.g. an image that failed before
+   * processing). `period` (from the QuotaDecision) keeps a release right across a month
+   * boundary; without it the current month is used.
+   */
+  releaseQuota(key: KeyLimits, units: number, period?: string): Promise<void>;
   /** Debits the organisation's call balance; false when short (balance never below zero). Unlimited when the org has none. */
   debitBalance(orgId: string, units: number): Promise<boolean>;
   refundBalance(orgId: string, units: number): Promise<void>;

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKENDS, count, dropUsedPrefixes, limitsFor, makeKey, openTestDb, type TestDb } from './harness.js';
 import { KEY_USAGE_TABLE } from '../../src/limits/quota-store.js';
+import { utcMonth } from '../../src/limits/index.js';
 
 let t: TestDb;
 before(async () => {
@@ -100,7 +101,7 @@ for (const backend of BACKENDS) {
         const results = await Promise.all(Array.from({ length: 12 }, () => limits.reserveQuota(key, 1)));
         assert.equal(count(results, (r) => r.allowed), 5);
         assert.deepEqual(results.filter((r) => r.allowed).map((r) => r.used).sort(), [1, 2, 3, 4, 5]);
-        for (const r of results.filter((x) => !x.allowed)) assert.deepEqual(r, { allowed: false, limit: 5, used: 5 });
+        for (const r of results.filter((x) => !x.allowed)) assert.deepEqual(r, { allowed: false, limit: 5, used: 5, period: '2026-05' });
         assert.equal(await usageRow(key.keyId, '2026-05'), 5);
 
         await limits.releaseQuota(key, 2);
@@ -123,7 +124,7 @@ for (const backend of BACKENDS) {
         assert.equal((await limits.reserveQuota(key, 2)).allowed, true);
         assert.equal((await limits.reserveQuota(key, 11)).allowed, false);
         const zero = await makeKey(t.db, { quota: 0 });
-        assert.deepEqual(await limits.reserveQuota(zero, 1), { allowed: false, limit: 0, used: 0 });
+        assert.deepEqual(await limits.reserveQuota(zero, 1), { allowed: false, limit: 0, used: 0, period: utcMonth(Date.now()) });
         await assert.rejects(limits.reserveQuota(key, -1), RangeError);
       } finally {
         await limits.close();
@@ -145,8 +146,16 @@ for (const backend of BACKENDS) {
         // Midnight UTC is what counts, whatever the local time zone: 23:30 on Feb 28 in
         // UTC-5 is already March in UTC.
         now = Date.parse('2026-02-28T23:30:00-05:00');
-        assert.equal((await limits.reserveQuota(key, 1)).allowed, true);
+        const march = await limits.reserveQuota(key, 1);
+        assert.equal(march.allowed, true);
+        assert.equal(march.period, '2026-03');
         assert.equal(await usageRow(key.keyId, '2026-03'), 1);
+        // A release after the month turned goes back to the month it was taken from.
+        const late = await limits.reserveQuota(key, 1);
+        now = Date.parse('2026-04-01T00:00:01Z');
+        await limits.releaseQuota(key, 1, late.period);
+        assert.equal(await usageRow(key.keyId, '2026-03'), 1);
+        assert.equal(await usageRow(key.keyId, '2026-04'), undefined);
       } finally {
         await limits.close();
       }

@@ -121,7 +121,7 @@ describe('Redis outages', () => {
       const row = await t.db(KEY_USAGE_TABLE).where({ key_id: key.keyId }).first<{ used: number }>('used');
       assert.equal(row.used, 5);
       // The stale counter was dropped and rebuilt from PostgreSQL: it now refuses by itself.
-      assert.deepEqual(await limits.reserveQuota(key, 1), { allowed: false, limit: 5, used: 5 });
+      assert.deepEqual(await limits.reserveQuota(key, 1), { allowed: false, limit: 5, used: 5, period: '2026-06' });
     } finally {
       await limits.close();
     }
