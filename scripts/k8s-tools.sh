@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Tools for the operator's tests against a real Kubernetes API server: etcd (Debian's
+# etcd-server), kube-apiserver, kubectl and helm (built with Go from their official
+# modules). Built binaries are cached under
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/bin
+# keyed by version, so later runs (and CI on the same machine) skip the build.
+#
+#   scripts/k8s-tools.sh install   build or reuse everything, print `export K8S_TOOLS_BIN=...`
+#   scripts/k8s-tools.sh env       print the export line only (nothing is built)
+#   scripts/k8s-tools.sh status    list what is cached
+#
+# Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), K8S_TOOLS_SKIP_KUBECTL=1,
+#        K8S_TOOLS_GO_PARALLEL (1: builds share two cores with other work).
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.34.4}
+HELM_VERSION=${HELM_VERSION:-v3.19.5}
+CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
+BIN_DIR=$CACHE_DIR/bin
+GO_PARALLEL=${K8S_TOOLS_GO_PARALLEL:-1}
+# kube-apiserver v1.34.x → staging modules v0.34.x
+STAGING_VERSION=v0.${K8S_VERSION#v1.}
+
+log() { echo "k8s-tools: $*" >&2; }
+
+need_go() {
+  command -v go >/dev/null || { log "Go is required to build kube-apiserver, kubectl and helm"; exit 1; }
+}
+
+go_build_flags() { echo "-p=$GO_PARALLEL -trimpath -buildvcs=false"; }
+
+install_etcd() {
+  if [ -x /usr/bin/etcd ] || command -v etcd >/dev/null; then return 0; fi
+  log "installing etcd-server from Debian's packages"
+  local sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
+}
+
+# The k8s.io/kubernetes module points every k8s.io/* staging module at ./staging with
+# replace directives, which `go install module@version` refuses. A throwaway wrapper
+# module requires it and replaces each staging module with its published version.
+build_k8s() {
+  local wanted=("$@") missing=()
+  for name in "${wanted[@]}"; do
+    [ -x "$BIN_DIR/$name-$K8S_VERSION" ] || missing+=("$name")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  need_go
+  local work; work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  log "building ${missing[*]} $K8S_VERSION (wrapper module in $work)"
+  local gomod
+  gomod=$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [ -f "$gomod" ] || { log "could not download k8s.io/kubernetes@$K8S_VERSION"; exit 1; }
+  {
+    echo "module recognition-service/k8s-tools-wrapper"
+    echo
+    sed -n 's/^go \([0-9.]*\)$/go \1/p' "$gomod"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    # Every `k8s.io/x => ./staging/src/k8s.io/x` becomes `k8s.io/x => k8s.io/x v0.Y.Z`.
+    sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/k8s\.io/[a-z0-9-]*$#replace \1 => \1 '"$STAGING_VERSION"'#p' "$gomod"
+  } >"$work/go.mod"
+  local pkgs=""
+  for name in "${missing[@]}"; do pkgs="$pkgs k8s.io/kubernetes/cmd/$name"; done
+  # shellcheck disable=SC2086
+  echo "package tools; import (" >"$work/tools.go"
+  for name in "${missing[@]}"; do echo "_ \"k8s.io/kubernetes/cmd/$name\"" >>"$work/tools.go"; done
+  echo ")" >>"$work/tools.go"
+  sed -i '1i //go:build tools' "$work/tools.go"
+  (cd "$work" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || GOFLAGS=-mod=mod go get "k8s.io/kubernetes@$K8S_VERSION")
+  mkdir -p "$BIN_DIR"
+  for name in "${missing[@]}"; do
+    local start=$SECONDS
+    # shellcheck disable=SC2046
+    (cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build $(go_build_flags) -ldflags="-s -w" \
+      -o "$BIN_DIR/$name-$K8S_VERSION.tmp" "k8s.io/kubernetes/cmd/$name")
+    mv "$BIN_DIR/$name-$K8S_VERSION.tmp" "$BIN_DIR/$name-$K8S_VERSION"
+    log "built $name $K8S_VERSION in $((SECONDS - start)) s"
+  done
+}
+
+build_helm() {
+  [ -x "$BIN_DIR/helm-$HELM_VERSION" ] && return 0
+  need_go
+  log "building helm $HELM_VERSION"
+  local start=$SECONDS gobin; gobin=$(mktemp -d)
+  # shellcheck disable=SC2046
+  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  mkdir -p "$BIN_DIR"
+  mv "$gobin/helm" "$BIN_DIR/helm-$HELM_VERSION"; rm -rf "$gobin"
+  log "built helm $HELM_VERSION in $((SECONDS - start)) s"
+}
+
+# Stable names the tests look for; they point at the versioned files.
+link_all() {
+  mkdir -p "$BIN_DIR"
+  for name in kube-apiserver kubectl; do
+    [ -x "$BIN_DIR/$name-$K8S_VERSION" ] && ln -sf "$name-$K8S_VERSION" "$BIN_DIR/$name"
+  done
+  [ -x "$BIN_DIR/helm-$HELM_VERSION" ] && ln -sf "helm-$HELM_VERSION" "$BIN_DIR/helm"
+  local etcd; etcd=$(command -v etcd || echo /usr/bin/etcd)
+  [ -x "$etcd" ] && ln -sf "$etcd" "$BIN_DIR/etcd"
+  return 0
+}
+
+print_env() { echo "export K8S_TOOLS_BIN=$BIN_DIR"; }
+
+case "${1:-install}" in
+  install)
+    install_etcd
+    targets=(kube-apiserver)
+    [ "${K8S_TOOLS_SKIP_KUBECTL:-0}" = 1 ] || targets+=(kubectl)
+    build_k8s "${targets[@]}"
+    build_helm
+    link_all
+    print_env
+    ;;
+  env) print_env ;;
+  status) ls -l "$BIN_DIR" 2>/dev/null || log "nothing cached in $BIN_DIR" ;;
+  *) echo "usage: $0 install|env|status" >&2; exit 2 ;;
+esac

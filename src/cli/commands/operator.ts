@@ -1,0 +1,93 @@
+/**
+ * `recog operator`: the Kubernetes operator for RecognitionService resources. In a pod it
+ * uses the ServiceAccount; elsewhere $KUBECONFIG or ~/.kube/config (or --kubeconfig).
+ */
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { RecognitionOperator } from '../../operator/operator.js';
+import { OperatorMetrics } from '../../operator/metrics.js';
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export interface OperatorCommandOptions {
+  kubeconfig?: string;
+  context?: string;
+  leaseNamespace?: string;
+  healthHost: string;
+  healthPort: number;
+  workers: number;
+  resyncSeconds: number;
+}
+
+function int(min: number, max: number) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+export function loadKubeConfig(o: Pick<OperatorCommandOptions, 'kubeconfig' | 'context'>): KubeConfig {
+  const kc = new KubeConfig();
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+  else kc.loadFromDefault(); // $KUBECONFIG, ~/.kube/config, then in-cluster
+  if (o.context) kc.setCurrentContext(o.context);
+  return kc;
+}
+
+/** The Lease lives in the operator's own namespace: flag, $POD_NAMESPACE, the pod's SA, else default. */
+function leaseNamespace(o: OperatorCommandOptions, env: NodeJS.ProcessEnv): string {
+  if (o.leaseNamespace) return o.leaseNamespace;
+  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+  try {
+    return fs.readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
+  } catch {
+    return 'default';
+  }
+}
+
+/** Runs until SIGTERM/SIGINT (graceful stop, exit 0) or lost leadership (exit 1, restart clean). */
+export async function runOperator(o: OperatorCommandOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const logger = pino({ name: 'recognition-operator', level: env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const operator = new RecognitionOperator({
+    kubeConfig: loadKubeConfig(o),
+    leaseNamespace: leaseNamespace(o, env),
+    identity: env.POD_NAME,
+    workers: o.workers,
+    resyncPeriodMs: o.resyncSeconds * 1000,
+    health: { host: o.healthHost, port: o.healthPort },
+    metrics: new OperatorMetrics({ defaultMetrics: true }),
+    logger,
+    onLostLeadership: () => {
+      process.exitCode = 1;
+      void operator.stop().finally(() => process.exit(1));
+    },
+  });
+  await operator.start();
+  logger.info({ healthPort: operator.healthPort }, 'probes on /healthz and /readyz, metrics on /metrics');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'stopping');
+      void operator.stop().then(resolve, resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+export function register(program: Command): void {
+  program
+    .command('operator')
+    .description('Run the Kubernetes operator that reconciles RecognitionService resources (cv.recognition.io/v1alpha1)')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--lease-namespace <ns>', 'namespace of the leader-election Lease (default: $POD_NAMESPACE or the pod namespace)')
+    .option('--health-host <host>', 'address of /healthz, /readyz and /metrics', '0.0.0.0')
+    .option('--health-port <port>', 'port of /healthz, /readyz and /metrics', int(0, 65535), 8081)
+    .option('--workers <n>', 'concurrent reconciles (never two for the same resource)', int(1, 32), 2)
+    .option('--resync-seconds <s>', 'period of the full resync', int(10, 86_400), 300)
+    .action(async (o: OperatorCommandOptions) => runOperator(o));
+}

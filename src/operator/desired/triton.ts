@@ -1,0 +1,156 @@
+/** Triton's Deployment and headless Service: pure functions of the RecognitionService. */
+import type { RecognitionService } from '../api/types.js';
+import { hasAutoscaler } from './api.js';
+import {
+  childMeta,
+  selectorLabels,
+  TRITON_GRPC_PORT,
+  TRITON_HTTP_PORT,
+  TRITON_METRICS_PORT,
+  type KubeObject,
+} from './naming.js';
+
+const MODELS_MOUNT = '/models';
+const STARTUP_PROBE_PERIOD_S = 10;
+
+export interface ModelStorage {
+  /** The --model-repository argument. */
+  repository: string;
+  /** PVC to mount read-only at /models, for pvc:// URIs. */
+  claimName?: string;
+}
+
+/** s3:// and gs:// go to Triton as they are; pvc://claim/sub/path mounts the claim. */
+export function modelStorage(storageUri: string): ModelStorage {
+  const pvc = /^pvc:\/\/([^/]+)(\/.*)?$/.exec(storageUri);
+  if (!pvc) return { repository: storageUri };
+  const sub = (pvc[2] ?? '').replace(/\/+$/, '');
+  return { repository: `${MODELS_MOUNT}${sub}`, claimName: pvc[1] };
+}
+
+export function tritonArgs(rs: RecognitionService): string[] {
+  const t = rs.spec.triton;
+  const args = [
+    `--model-repository=${modelStorage(t.storageUri).repository}`,
+    `--model-control-mode=${t.modelControlMode}`,
+  ];
+  if (t.modelControlMode === 'explicit') {
+    const models = t.models && t.models.length > 0 ? t.models : [t.modelName];
+    for (const m of models) args.push(`--load-model=${m}`);
+  }
+  if (t.modelControlMode === 'poll') args.push('--repository-poll-secs=30');
+  args.push(
+    `--http-port=${TRITON_HTTP_PORT}`,
+    `--grpc-port=${TRITON_GRPC_PORT}`,
+    `--metrics-port=${TRITON_METRICS_PORT}`,
+    // A model that fails to load ends the process, so a broken repository shows as a crash loop.
+    '--exit-on-error=true',
+    '--strict-readiness=true',
+    ...(t.extraArgs ?? []),
+  );
+  return args;
+}
+
+function gpuScheduling(rs: RecognitionService): { nodeSelector?: Record<string, string>; tolerations?: unknown[] } {
+  const t = rs.spec.triton;
+  const gpu = t.gpus > 0;
+  const nodeSelector = t.nodeSelector ?? (gpu ? { 'nvidia.com/gpu.present': 'true' } : undefined);
+  const tolerations = t.tolerations ?? (gpu ? [{ key: t.gpuResourceName, operator: 'Exists', effect: 'NoSchedule' }] : undefined);
+  return { ...(nodeSelector ? { nodeSelector } : {}), ...(tolerations ? { tolerations } : {}) };
+}
+
+export function tritonDeployment(rs: RecognitionService): KubeObject {
+  const t = rs.spec.triton;
+  const storage = modelStorage(t.storageUri);
+  const limits: Record<string, string> = { ...(t.resources?.limits ?? {}) };
+  const requests: Record<string, string> = { ...(t.resources?.requests ?? {}) };
+  if (t.gpus > 0) limits[t.gpuResourceName] = String(t.gpus);
+  const httpProbe = (path: string, period: number, failures: number) => ({
+    httpGet: { path, port: 'http' },
+    periodSeconds: period,
+    timeoutSeconds: 5,
+    failureThreshold: failures,
+  });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: childMeta(rs, 'triton'),
+    spec: {
+      ...(hasAutoscaler(rs, 'triton') ? {} : { replicas: t.replicas.min }),
+      selector: { matchLabels: selectorLabels(rs, 'triton') },
+      // Loading a model takes long and GPUs are scarce: replace one pod at a time.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      progressDeadlineSeconds: t.startupTimeoutSeconds + 300,
+      template: {
+        metadata: {
+          labels: childMeta(rs, 'triton').labels,
+          annotations: {
+            'prometheus.io/scrape': 'true',
+            'prometheus.io/port': String(TRITON_METRICS_PORT),
+            'prometheus.io/path': '/metrics',
+          },
+        },
+        spec: {
+          automountServiceAccountToken: false,
+          ...gpuScheduling(rs),
+          ...(t.affinity ? { affinity: t.affinity } : {}),
+          containers: [
+            {
+              name: 'triton',
+              image: t.image,
+              ...(t.imagePullPolicy ? { imagePullPolicy: t.imagePullPolicy } : {}),
+              command: ['tritonserver'],
+              args: tritonArgs(rs),
+              ports: [
+                { name: 'http', containerPort: TRITON_HTTP_PORT, protocol: 'TCP' },
+                { name: 'grpc', containerPort: TRITON_GRPC_PORT, protocol: 'TCP' },
+                { name: 'metrics', containerPort: TRITON_METRICS_PORT, protocol: 'TCP' },
+              ],
+              ...(t.storageSecretRef ? { envFrom: [{ secretRef: { name: t.storageSecretRef.name } }] } : {}),
+              resources: {
+                ...(Object.keys(requests).length > 0 ? { requests } : {}),
+                ...(Object.keys(limits).length > 0 ? { limits } : {}),
+              },
+              // Sized for model loading: liveness and readiness only start once this passes.
+              startupProbe: httpProbe('/v2/health/ready', STARTUP_PROBE_PERIOD_S, Math.ceil(t.startupTimeoutSeconds / STARTUP_PROBE_PERIOD_S)),
+              livenessProbe: httpProbe('/v2/health/live', 10, 3),
+              readinessProbe: httpProbe('/v2/health/ready', 5, 2),
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [
+                { name: 'dshm', mountPath: '/dev/shm' },
+                ...(storage.claimName ? [{ name: 'models', mountPath: MODELS_MOUNT, readOnly: true }] : []),
+              ],
+            },
+          ],
+          volumes: [
+            // Triton passes tensors between its backends through shared memory.
+            { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: t.shmSize } },
+            ...(storage.claimName ? [{ name: 'models', persistentVolumeClaim: { claimName: storage.claimName, readOnly: true } }] : []),
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Headless: DNS returns every ready Triton pod, so the API's gRPC client (dns:/// target,
+ * round_robin policy) spreads calls over them; a ClusterIP would pin each long-lived HTTP/2
+ * connection to one pod.
+ */
+export function tritonService(rs: RecognitionService): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: childMeta(rs, 'triton'),
+    spec: {
+      clusterIP: 'None',
+      selector: selectorLabels(rs, 'triton'),
+      ports: [
+        { name: 'http', port: TRITON_HTTP_PORT, targetPort: 'http', protocol: 'TCP' },
+        { name: 'grpc', port: TRITON_GRPC_PORT, targetPort: 'grpc', protocol: 'TCP', appProtocol: 'grpc' },
+        { name: 'metrics', port: TRITON_METRICS_PORT, targetPort: 'metrics', protocol: 'TCP' },
+      ],
+    },
+  };
+}

@@ -1,0 +1,247 @@
+/**
+ * The operator process: informers on RecognitionServices and on the children they own,
+ * a work queue feeding a few workers (only while this instance leads), periodic resync,
+ * leader election, probes and metrics, and a graceful stop.
+ */
+import os from 'node:os';
+import {
+  makeInformer,
+  KubernetesObjectApi,
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
+import { GROUP, KIND, PLURAL, VERSION, type RecognitionService } from './api/types.js';
+import { RecognitionServiceReconciler, ReconcileError } from './controllers/recognitionservice-reconciler.js';
+import { CHILD_KINDS, INSTANCE_LABEL, MANAGED_BY_SELECTOR } from './desired/index.js';
+import { startHealthServer, type HealthServer } from './health.js';
+import { KubeClient, describeError } from './kube.js';
+import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader-election.js';
+import { OperatorMetrics } from './metrics.js';
+import { WorkQueue } from './queue.js';
+import type { ObservedDeployment, ObservedPod } from './status.js';
+
+export interface OperatorLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig;
+  /** Namespace of the leader Lease (the operator's own namespace in a cluster). */
+  leaseNamespace: string;
+  leaseName?: string;
+  identity?: string;
+  workers?: number;
+  resyncPeriodMs?: number;
+  leaseTiming?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  backoff?: { baseDelayMs: number; maxDelayMs: number };
+  capabilitiesTtlMs?: number;
+  /** Probe/metrics listener; port 0 picks a free one, undefined starts none. */
+  health?: { host: string; port: number };
+  metrics?: OperatorMetrics;
+  logger?: OperatorLogger;
+  /** Called when leadership is lost (not on stop()): a pod should exit and restart clean. */
+  onLostLeadership?: () => void;
+}
+
+const silentLogger: OperatorLogger = { info() {}, warn() {}, error() {} };
+
+type AnyInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+
+export class RecognitionOperator {
+  readonly metrics: OperatorMetrics;
+  readonly identity: string;
+  private readonly kube: KubeClient;
+  private readonly log: OperatorLogger;
+  private readonly informers: AnyInformer[] = [];
+  private resources!: AnyInformer;
+  private pods!: AnyInformer;
+  private deployments!: AnyInformer;
+  private readonly elector: LeaderElector;
+  private readonly reconciler: RecognitionServiceReconciler;
+  private queue: WorkQueue | undefined;
+  private workers: Promise<void>[] = [];
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private health: HealthServer | undefined;
+  private synced = false;
+  private stopping = false;
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
+
+  constructor(private readonly opts: OperatorOptions) {
+    this.metrics = opts.metrics ?? new OperatorMetrics();
+    this.identity = opts.identity ?? `${os.hostname()}-${process.pid}`;
+    this.log = opts.logger ?? silentLogger;
+    this.kube = new KubeClient(opts.kubeConfig, opts.capabilitiesTtlMs);
+    this.reconciler = new RecognitionServiceReconciler(this.kube, {
+      getResource: (ns, name) => this.resources.get(name, ns) as unknown as RecognitionService | undefined,
+      listPods: (ns) => this.pods.list(ns) as ObservedPod[],
+      getDeployment: (ns, name) => this.deployments.get(name, ns) as ObservedDeployment | undefined,
+    });
+    this.elector = new LeaderElector(opts.kubeConfig, {
+      namespace: opts.leaseNamespace,
+      name: opts.leaseName ?? 'recognition-operator-leader',
+      identity: this.identity,
+      ...(opts.leaseTiming ?? DEFAULT_LEASE_TIMING),
+      onStartedLeading: () => this.startLeading(),
+      onStoppedLeading: () => this.stopLeading(),
+      onError: (err) => this.log.warn({ err: describeError(err) }, 'leader election: lease call failed'),
+    });
+  }
+
+  get isLeader(): boolean {
+    return this.elector.isLeader;
+  }
+
+  get healthPort(): number | undefined {
+    return this.health?.port;
+  }
+
+  async start(): Promise<void> {
+    if (this.opts.health) {
+      this.health = await startHealthServer(
+        this.opts.health.host,
+        this.opts.health.port,
+        { live: () => !this.stopping, ready: () => this.synced && !this.stopping },
+        this.metrics.registry,
+      );
+    }
+    await this.startInformers();
+    this.synced = true;
+    this.elector.start();
+    this.log.info({ identity: this.identity }, 'operator started; campaigning for leadership');
+  }
+
+  private async startInformers(): Promise<void> {
+    const kc = this.opts.kubeConfig;
+    this.resources = makeInformer<KubernetesObject>(
+      kc,
+      `/apis/${GROUP}/${VERSION}/${PLURAL}`,
+      () => this.kube.listRecognitionServices() as never,
+    );
+    this.watch(this.resources, (obj) => `${obj.metadata?.namespace}/${obj.metadata?.name}`);
+
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    const childInformer = (apiVersion: string, kind: string, plural: string, group: string) =>
+      makeInformer<KubernetesObject>(
+        kc,
+        `${group === '' ? '/api/v1' : `/apis/${apiVersion}`}/${plural}`,
+        () => objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR) as never,
+        MANAGED_BY_SELECTOR,
+      );
+    // Children: any change (a hand edit, a deletion, a rollout) re-reconciles the owner.
+    for (const k of CHILD_KINDS) {
+      if (k.kind === 'ServiceMonitor') continue; // optional CRD: restored by the periodic resync
+      const inf = childInformer(k.apiVersion, k.kind, k.plural, k.group);
+      if (k.kind === 'Deployment') this.deployments = inf;
+      this.watch(inf, ownerKey);
+    }
+    // Pods: their container statuses tell a crash loop from a slow start.
+    this.pods = childInformer('v1', 'Pod', 'pods', '');
+    this.watch(this.pods, (obj) => {
+      const instance = obj.metadata?.labels?.[INSTANCE_LABEL];
+      return instance ? `${obj.metadata?.namespace}/${instance}` : undefined;
+    });
+    await Promise.all(this.informers.map((inf) => inf.start()));
+  }
+
+  private watch(inf: AnyInformer, keyOf: (obj: KubernetesObject) => string | undefined): void {
+    this.informers.push(inf);
+    const enqueue = (obj: KubernetesObject) => {
+      const key = keyOf(obj);
+      if (key && this.queue) {
+        this.queue.add(key);
+        this.metrics.queueDepth.set(this.queue.length);
+      }
+    };
+    inf.on('add', enqueue);
+    inf.on('update', enqueue);
+    inf.on('delete', enqueue);
+    inf.on('error', (err) => {
+      if (this.stopping) return;
+      this.log.warn({ err: describeError(err) }, 'informer failed; restarting it');
+      const t = setTimeout(() => {
+        this.restartTimers.delete(t);
+        if (!this.stopping) inf.start().catch(() => undefined);
+      }, 2_000);
+      this.restartTimers.add(t);
+    });
+  }
+
+  private enqueueAll(): void {
+    if (!this.queue) return;
+    const all = this.resources.list();
+    this.metrics.managedResources.set(all.length);
+    for (const rs of all) this.queue.add(`${rs.metadata?.namespace}/${rs.metadata?.name}`);
+    this.metrics.queueDepth.set(this.queue.length);
+  }
+
+  private startLeading(): void {
+    if (this.stopping || this.queue) return;
+    this.log.info({ identity: this.identity }, 'became leader');
+    this.metrics.isLeader.set(1);
+    const queue = new WorkQueue(this.opts.backoff);
+    this.queue = queue;
+    this.workers = Array.from({ length: this.opts.workers ?? 2 }, () => this.work(queue));
+    this.enqueueAll();
+    this.resyncTimer = setInterval(() => this.enqueueAll(), this.opts.resyncPeriodMs ?? 5 * 60_000);
+  }
+
+  private stopLeading(): void {
+    const wasLeading = this.queue !== undefined;
+    this.metrics.isLeader.set(0);
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.queue?.shutDown();
+    this.queue = undefined;
+    if (wasLeading && !this.stopping) {
+      this.log.error({ identity: this.identity }, 'lost leadership');
+      this.opts.onLostLeadership?.();
+    }
+  }
+
+  private async work(queue: WorkQueue): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      this.metrics.queueDepth.set(queue.length);
+      const end = this.metrics.reconcileDuration.startTimer();
+      try {
+        const result = await this.reconciler.reconcile(key);
+        queue.forget(key);
+        this.metrics.reconciles.inc({ result: 'success' });
+        if (result.applied > 0 && result.statusWritten) this.metrics.statusWrites.inc();
+      } catch (err) {
+        const reason = err instanceof ReconcileError ? err.reason : ((err as { code?: number }).code?.toString() ?? (err as Error).name ?? 'Error');
+        this.metrics.reconciles.inc({ result: 'error' });
+        this.metrics.reconcileErrors.inc({ reason });
+        const delay = queue.addRateLimited(key);
+        this.log.warn({ key, err: describeError(err), retryInMs: delay }, 'reconcile failed');
+      } finally {
+        end();
+        queue.done(key);
+      }
+    }
+  }
+
+  /** Graceful stop: finish the reconciles in flight, hand back the Lease, close everything. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.queue?.shutDown();
+    await Promise.all(this.workers);
+    await this.elector.stop();
+    for (const t of this.restartTimers) clearTimeout(t);
+    await Promise.all(this.informers.map((inf) => inf.stop().catch(() => undefined)));
+    await this.health?.close();
+    this.log.info({ identity: this.identity }, 'operator stopped');
+  }
+}
+
+/** Key of the RecognitionService that controls a child, from its owner references. */
+export function ownerKey(obj: KubernetesObject): string | undefined {
+  const owner = obj.metadata?.ownerReferences?.find((o) => o.kind === KIND && o.controller);
+  return owner ? `${obj.metadata?.namespace}/${owner.name}` : undefined;
+}
