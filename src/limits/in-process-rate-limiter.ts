@@ -12,9 +12,12 @@ export class InProcessRateLimiter {
   private readonly logs = new Map<string, number[]>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly windowMs = RATE_WINDOW_MS) {
+  constructor(
+    private readonly windowMs = RATE_WINDOW_MS,
+    clock: () => number = Date.now,
+  ) {
     // Forget idle keys so memory follows the active keys, not every key ever seen.
-    this.sweeper = setInterval(() => this.sweep(Date.now()), windowMs);
+    this.sweeper = setInterval(() => this.sweep(clock()), windowMs);
     this.sweeper.unref();
   }
 

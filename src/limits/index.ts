@@ -78,7 +78,7 @@ class AdmissionLimits implements LimitsService {
   private readonly clock: () => number;
   private readonly clockInjected: boolean;
   private readonly prefix: string;
-  private readonly local = new InProcessRateLimiter(RATE_WINDOW_MS);
+  private readonly local: InProcessRateLimiter;
   private readonly quota: QuotaStore;
   private readonly balance: BalanceStore;
   private readonly link?: RedisLink;
@@ -90,6 +90,7 @@ class AdmissionLimits implements LimitsService {
   constructor(private readonly opts: CreateLimitsOptions) {
     this.clock = opts.clock ?? Date.now;
     this.clockInjected = opts.clock !== undefined;
+    this.local = new InProcessRateLimiter(RATE_WINDOW_MS, this.clock);
     this.prefix = opts.keyPrefix ?? 'recog:limits:';
     this.quota = new QuotaStore(opts.knex);
     this.balance = new BalanceStore(opts.knex);

@@ -75,6 +75,25 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('a lowered per-key limit refuses until enough old calls have left the window', async () => {
+      let now = Date.parse('2026-03-11T12:00:00.000Z');
+      const limits = await limitsFor(t.db, backend.redisUrl, { clock: () => now });
+      try {
+        const key = await makeKey(t.db, { rate: 5 });
+        for (let i = 0; i < 5; i++, now += 1000) assert.equal((await limits.checkRate(key, 'recognition')).allowed, true);
+        const lowered = { ...key, rateLimitPerMinute: 2 };
+        now = Date.parse('2026-03-11T12:00:10.000Z');
+        // 5 calls in the window, limit 2: the 4th oldest (at 3 s) must leave first, at 63 s.
+        assert.deepEqual(await limits.checkRate(lowered, 'recognition'), {
+          allowed: false, limit: 2, remaining: 0, resetSeconds: 53, retryAfterSeconds: 53,
+        });
+        now = Date.parse('2026-03-11T12:01:03.000Z');
+        assert.equal((await limits.checkRate(lowered, 'recognition')).allowed, true);
+      } finally {
+        await limits.close();
+      }
+    });
+
     test('per-key override applies to recognition; lookup has its own 600/min bucket', async () => {
       const limits = await limitsFor(t.db, backend.redisUrl);
       try {
