@@ -1,0 +1,180 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { desiredState, type KubeObject } from '../../src/operator/desired/index.js';
+import { modelStorage, tritonArgs } from '../../src/operator/desired/triton.js';
+import { apiEnv } from '../../src/operator/desired/api.js';
+import { sampleResource } from './fixtures.js';
+
+type Any = any; // manifests are plain JSON; tests read into them freely
+
+function find(objs: KubeObject[], kind: string, name: string): Any {
+  const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
+  assert.ok(o, `${kind} ${name} is desired`);
+  return o;
+}
+
+describe('desired state', () => {
+  test('every child is owned by the resource (controller reference) and labelled as managed', () => {
+    const rs = sampleResource();
+    const { apply } = desiredState(rs, { serviceMonitor: true });
+    assert.deepEqual(
+      apply.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      [
+        'Deployment/vision-api', 'Deployment/vision-triton',
+        'HorizontalPodAutoscaler/vision-api', 'HorizontalPodAutoscaler/vision-triton',
+        'NetworkPolicy/vision-triton',
+        'PodDisruptionBudget/vision-api', 'PodDisruptionBudget/vision-triton',
+        'Service/vision-api', 'Service/vision-triton',
+        'ServiceMonitor/vision',
+      ],
+    );
+    for (const o of apply) {
+      assert.equal(o.metadata.namespace, 'prod');
+      assert.deepEqual(o.metadata.ownerReferences, [
+        { apiVersion: 'cv.recognition.io/v1alpha1', kind: 'RecognitionService', name: 'vision', uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
+      assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'recognition-operator');
+    }
+  });
+
+  test('API Deployment: probes, env from secrets, Triton over the headless Service, metrics annotated', () => {
+    const rs = sampleResource();
+    const dep = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-api');
+    const c = dep.spec.template.spec.containers[0];
+    assert.equal(c.image, 'registry.example/recognition-service:1.2.3');
+    assert.deepEqual(c.command, ['node', 'dist/server.js']);
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    const env = Object.fromEntries(c.env.map((e: Any) => [e.name, e.value ?? e.valueFrom]));
+    assert.deepEqual(env.DATABASE_URL, { secretKeyRef: { name: 'recog-secrets', key: 'DATABASE_URL' } });
+    assert.deepEqual(env.REDIS_URL, { secretKeyRef: { name: 'recog-secrets', key: 'REDIS_URL' } });
+    assert.equal(env.TRITON_URL, 'dns:///vision-triton.prod.svc.cluster.local:8001');
+    assert.equal(env.TRITON_MODEL_NAME, 'centernet');
+    assert.equal(env.SYNC_TIMEOUT_MS, '29000');
+    assert.equal(env.RATE_LIMIT_PER_MINUTE, '10');
+    assert.equal(env.METRICS_PORT, '9464');
+    assert.equal(dep.spec.template.metadata.annotations['prometheus.io/port'], '9464');
+    // An HPA owns replicas when max > min: the Deployment leaves the field alone.
+    assert.equal(dep.spec.replicas, undefined);
+    assert.deepEqual(dep.spec.selector.matchLabels, {
+      'app.kubernetes.io/name': 'recognition-service', 'app.kubernetes.io/instance': 'vision', 'app.kubernetes.io/component': 'api',
+    });
+  });
+
+  test('extra env overrides the operator’s own by name, and is appended otherwise', () => {
+    const rs = sampleResource();
+    rs.spec.api.env = [{ name: 'LOG_LEVEL', value: 'debug' }, { name: 'FOO', value: 'bar' }];
+    const env = apiEnv(rs);
+    assert.deepEqual(env.filter((e) => e.name === 'LOG_LEVEL'), [{ name: 'LOG_LEVEL', value: 'debug' }]);
+    assert.deepEqual(env.at(-1), { name: 'FOO', value: 'bar' });
+  });
+
+  test('Triton Deployment: args, ports, probes sized for model loading, /dev/shm, GPU limits and defaults', () => {
+    const rs = sampleResource();
+    rs.spec.triton.startupTimeoutSeconds = 900;
+    const dep = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton');
+    const pod = dep.spec.template.spec;
+    const c = pod.containers[0];
+    assert.deepEqual(c.command, ['tritonserver']);
+    assert.ok(c.args.includes('--model-repository=s3://models-bucket/recognition'));
+    assert.ok(c.args.includes('--model-control-mode=explicit'));
+    assert.ok(c.args.includes('--load-model=centernet'));
+    assert.deepEqual(c.ports.map((p: Any) => p.containerPort), [8000, 8001, 8002]);
+    assert.equal(c.startupProbe.httpGet.path, '/v2/health/ready');
+    assert.equal(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold, 900);
+    assert.equal(c.livenessProbe.httpGet.path, '/v2/health/live');
+    assert.equal(c.readinessProbe.httpGet.path, '/v2/health/ready');
+    assert.equal(c.resources.limits['nvidia.com/gpu'], '1');
+    assert.deepEqual(pod.nodeSelector, { 'nvidia.com/gpu.present': 'true' });
+    assert.deepEqual(pod.tolerations, [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    const shm = pod.volumes.find((v: Any) => v.name === 'dshm');
+    assert.deepEqual(shm.emptyDir, { medium: 'Memory', sizeLimit: '1Gi' });
+    assert.ok(c.volumeMounts.some((m: Any) => m.mountPath === '/dev/shm'));
+  });
+
+  test('CPU-only Triton: no GPU limit, no GPU node selector or toleration', () => {
+    const rs = sampleResource();
+    rs.spec.triton.gpus = 0;
+    const pod = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec;
+    assert.equal(pod.containers[0].resources.limits['nvidia.com/gpu'], undefined);
+    assert.equal(pod.nodeSelector, undefined);
+    assert.equal(pod.tolerations, undefined);
+  });
+
+  test('pvc:// storage mounts the claim read-only and points Triton at the sub-path', () => {
+    assert.deepEqual(modelStorage('pvc://models/triton/repo/'), { repository: '/models/triton/repo', claimName: 'models' });
+    assert.deepEqual(modelStorage('pvc://models'), { repository: '/models', claimName: 'models' });
+    assert.deepEqual(modelStorage('gs://b/p'), { repository: 'gs://b/p' });
+    const rs = sampleResource();
+    rs.spec.triton.storageUri = 'pvc://models/repo';
+    const pod = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec;
+    assert.deepEqual(pod.volumes.find((v: Any) => v.name === 'models').persistentVolumeClaim, { claimName: 'models', readOnly: true });
+    assert.ok(pod.containers[0].args.includes('--model-repository=/models/repo'));
+  });
+
+  test('model control modes: explicit loads the listed models, poll polls, none loads all', () => {
+    const rs = sampleResource();
+    rs.spec.triton.models = ['centernet', 'other'];
+    assert.deepEqual(tritonArgs(rs).filter((a) => a.startsWith('--load-model')), ['--load-model=centernet', '--load-model=other']);
+    rs.spec.triton.modelControlMode = 'poll';
+    rs.spec.triton.models = undefined;
+    assert.ok(tritonArgs(rs).includes('--repository-poll-secs=30'));
+    rs.spec.triton.modelControlMode = 'none';
+    assert.ok(!tritonArgs(rs).some((a) => a.startsWith('--load-model') || a.startsWith('--repository-poll')));
+    rs.spec.triton.extraArgs = ['--log-verbose=1'];
+    assert.equal(tritonArgs(rs).at(-1), '--log-verbose=1');
+  });
+
+  test('Triton Service is headless with a named gRPC port (client-side round-robin)', () => {
+    const svc = find(desiredState(sampleResource(), { serviceMonitor: false }).apply, 'Service', 'vision-triton');
+    assert.equal(svc.spec.clusterIP, 'None');
+    assert.deepEqual(svc.spec.ports.find((p: Any) => p.name === 'grpc'), { name: 'grpc', port: 8001, targetPort: 'grpc', protocol: 'TCP', appProtocol: 'grpc' });
+  });
+
+  test('HPAs: CPU for the API, Triton queue time for Triton, pass-through metrics; none when min = max', () => {
+    const rs = sampleResource();
+    let objs = desiredState(rs, { serviceMonitor: false }).apply;
+    const apiHpa = find(objs, 'HorizontalPodAutoscaler', 'vision-api');
+    assert.equal(apiHpa.spec.minReplicas, 2);
+    assert.equal(apiHpa.spec.maxReplicas, 6);
+    assert.equal(apiHpa.spec.metrics[0].resource.name, 'cpu');
+    const tritonHpa = find(objs, 'HorizontalPodAutoscaler', 'vision-triton');
+    assert.equal(tritonHpa.spec.metrics[0].pods.metric.name, 'triton_queue_time_us');
+
+    const custom = [{ type: 'Pods', pods: { metric: { name: 'x' }, target: { type: 'AverageValue', averageValue: '5' } } }];
+    rs.spec.autoscaling = { enabled: true, triton: { metrics: custom } };
+    rs.spec.api.replicas = { min: 3, max: 3 };
+    const state = desiredState(rs, { serviceMonitor: false });
+    objs = state.apply;
+    assert.deepEqual(find(objs, 'HorizontalPodAutoscaler', 'vision-triton').spec.metrics, custom);
+    assert.ok(!objs.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'vision-api'));
+    assert.ok(state.remove.some((r) => r.kind === 'HorizontalPodAutoscaler' && r.name === 'vision-api'));
+    assert.equal(find(objs, 'Deployment', 'vision-api').spec.replicas, 3);
+  });
+
+  test('NetworkPolicy: only API pods reach Triton inference ports', () => {
+    const np = find(desiredState(sampleResource(), { serviceMonitor: false }).apply, 'NetworkPolicy', 'vision-triton');
+    assert.equal(np.spec.podSelector.matchLabels['app.kubernetes.io/component'], 'triton');
+    const inference = np.spec.ingress[0];
+    assert.deepEqual(inference.from, [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'recognition-service', 'app.kubernetes.io/instance': 'vision', 'app.kubernetes.io/component': 'api' } } }]);
+    assert.deepEqual(inference.ports.map((p: Any) => p.port), [8000, 8001]);
+    assert.deepEqual(np.spec.ingress[1], { ports: [{ protocol: 'TCP', port: 8002 }] });
+  });
+
+  test('switched-off parts and a missing ServiceMonitor CRD', () => {
+    const rs = sampleResource({ networkPolicy: { enabled: false }, podDisruptionBudget: { enabled: false, maxUnavailable: 1 } });
+    const state = desiredState(rs, { serviceMonitor: false });
+    assert.ok(!state.apply.some((o) => ['NetworkPolicy', 'PodDisruptionBudget', 'ServiceMonitor'].includes(o.kind)));
+    assert.deepEqual(
+      state.remove.map((r) => `${r.kind}/${r.name}`).sort(),
+      ['NetworkPolicy/vision-triton', 'PodDisruptionBudget/vision-api', 'PodDisruptionBudget/vision-triton'],
+    );
+  });
+
+  test('pure: the same resource gives the same manifests, and the input is not changed', () => {
+    const rs = sampleResource();
+    const before = JSON.stringify(rs);
+    assert.deepEqual(desiredState(rs, { serviceMonitor: true }), desiredState(rs, { serviceMonitor: true }));
+    assert.equal(JSON.stringify(rs), before);
+  });
+});

@@ -1,0 +1,130 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../../src/operator/status.js';
+import type { Condition } from '../../src/operator/api/types.js';
+import { sampleResource } from './fixtures.js';
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const T1 = new Date('2026-01-01T00:05:00Z');
+
+function deployment(name: string, replicas: number, s: Partial<NonNullable<ObservedDeployment['status']>>, generation = 1): ObservedDeployment {
+  return { metadata: { name, generation }, spec: { replicas }, status: { observedGeneration: generation, ...s } };
+}
+
+const ready = (name: string, n: number) => deployment(name, n, { replicas: n, readyReplicas: n, updatedReplicas: n, availableReplicas: n });
+
+function cond(conds: Condition[] | undefined, type: string): Condition {
+  const c = conds?.find((x) => x.type === type);
+  assert.ok(c, `condition ${type}`);
+  return c;
+}
+
+function crashPod(name: string, component: string, reason = 'CrashLoopBackOff'): ObservedPod {
+  return {
+    metadata: { name, labels: { 'app.kubernetes.io/instance': 'vision', 'app.kubernetes.io/component': component } },
+    status: {
+      containerStatuses: [
+        { name: component, ready: false, restartCount: 5, state: { waiting: { reason } }, lastState: { terminated: { exitCode: 1, reason: 'Error' } } },
+      ],
+    },
+  };
+}
+
+describe('status', () => {
+  test('no deployments yet: progressing, not ready, url and endpoints known', () => {
+    const rs = sampleResource();
+    const s = computeStatus(rs, { pods: { api: [], triton: [] } }, T0);
+    assert.equal(s.observedGeneration, 3);
+    assert.equal(s.url, 'http://vision-api.prod.svc:8080');
+    assert.equal(s.triton?.endpoint, 'dns:///vision-triton.prod.svc.cluster.local:8001');
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+    assert.equal(cond(s.conditions, 'Progressing').status, 'True');
+    assert.equal(cond(s.conditions, 'Degraded').status, 'False');
+    for (const c of s.conditions ?? []) {
+      assert.equal(c.lastTransitionTime, T0.toISOString());
+      assert.equal(c.observedGeneration, 3);
+    }
+  });
+
+  test('rollout under way, then complete: Progressing → Ready, transition times move only on change', () => {
+    const rs = sampleResource();
+    const rolling = computeStatus(rs, {
+      api: deployment('vision-api', 2, { replicas: 3, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 }),
+      triton: ready('vision-triton', 1),
+      pods: { api: [], triton: [] },
+    }, T0);
+    assert.equal(cond(rolling.conditions, 'ApiReady').status, 'False');
+    assert.equal(cond(rolling.conditions, 'TritonReady').status, 'True');
+    assert.equal(cond(rolling.conditions, 'Progressing').status, 'True');
+    assert.match(cond(rolling.conditions, 'Progressing').message, /1 of 2 replicas updated/);
+    assert.equal(rolling.api?.summary, '2/2');
+
+    rs.status = rolling;
+    const done = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [], triton: [] } }, T1);
+    assert.equal(cond(done.conditions, 'Ready').status, 'True');
+    assert.equal(cond(done.conditions, 'Progressing').status, 'False');
+    assert.equal(cond(done.conditions, 'Ready').lastTransitionTime, T1.toISOString());
+    assert.equal(cond(done.conditions, 'TritonReady').lastTransitionTime, T0.toISOString(), 'unchanged condition keeps its time');
+    assert.equal(cond(done.conditions, 'Degraded').lastTransitionTime, T0.toISOString());
+  });
+
+  test('a spec change not yet observed by the Deployment controller is a rollout', () => {
+    const rs = sampleResource();
+    const api = ready('vision-api', 2);
+    api.metadata.generation = 2; // observedGeneration still 1
+    const s = computeStatus(rs, { api, triton: ready('vision-triton', 1), pods: { api: [], triton: [] } }, T0);
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+    assert.match(cond(s.conditions, 'ApiReady').message, /not yet observed/);
+  });
+
+  test('crash loop: Degraded, Ready False even though the Deployment counts its replicas ready', () => {
+    const rs = sampleResource();
+    const s = computeStatus(rs, {
+      api: ready('vision-api', 2),
+      triton: ready('vision-triton', 1),
+      pods: { api: [], triton: [crashPod('vision-triton-abc', 'triton')] },
+    }, T0);
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+    assert.equal(cond(s.conditions, 'Ready').reason, 'CrashLoopBackOff');
+    assert.equal(cond(s.conditions, 'TritonReady').status, 'False');
+    assert.equal(cond(s.conditions, 'ApiReady').status, 'True');
+    assert.equal(cond(s.conditions, 'Degraded').status, 'True');
+    assert.equal(cond(s.conditions, 'Progressing').status, 'False');
+    assert.match(cond(s.conditions, 'Degraded').message, /vision-triton-abc.*CrashLoopBackOff.*last exit 1.*5 restarts.*model/);
+    assert.deepEqual(s.lastFailure && { ...s.lastFailure, message: '' }, { component: 'triton', reason: 'CrashLoopBackOff', message: '', time: T0.toISOString() });
+  });
+
+  test('the last failure outlives recovery; image pull failures and stalled rollouts degrade too', () => {
+    const rs = sampleResource();
+    rs.status = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [crashPod('a', 'api', 'ImagePullBackOff')], triton: [] } }, T0);
+    assert.equal(rs.status.lastFailure?.reason, 'ImagePullBackOff');
+    const healed = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [], triton: [] } }, T1);
+    assert.equal(cond(healed.conditions, 'Ready').status, 'True');
+    assert.equal(healed.lastFailure?.reason, 'ImagePullBackOff');
+    assert.equal(healed.lastFailure?.time, T0.toISOString());
+
+    const stalled = deployment('vision-triton', 1, { replicas: 1, updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'took too long' }] });
+    const s = computeStatus(rs, { api: ready('vision-api', 2), triton: stalled, pods: { api: [], triton: [] } }, T1);
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'ProgressDeadlineExceeded');
+  });
+
+  test('a failed apply is a Degraded ReconcileFailed', () => {
+    const s = computeStatus(sampleResource(), { pods: { api: [], triton: [] }, reconcileError: 'HTTP 422: bad' }, T0);
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'ReconcileFailed');
+    assert.equal(s.lastFailure?.component, 'operator');
+  });
+
+  test('computing twice from the same observations gives an equal status (no needless writes)', () => {
+    const rs = sampleResource();
+    const obs = { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [], triton: [crashPod('p', 'triton')] } };
+    rs.status = computeStatus(rs, obs, T0);
+    assert.ok(sameJson(computeStatus(rs, obs, T1), rs.status));
+    assert.ok(!sameJson(computeStatus(rs, { ...obs, pods: { api: [], triton: [] } }, T1), rs.status));
+  });
+
+  test('sameJson ignores key order and undefined members', () => {
+    assert.ok(sameJson({ a: 1, b: [1, { c: 2 }] }, { b: [1, { c: 2 }], a: 1, d: undefined }));
+    assert.ok(!sameJson({ a: [1, 2] }, { a: [2, 1] }));
+    assert.ok(!sameJson({ a: 1 }, { a: '1' }));
+  });
+});
