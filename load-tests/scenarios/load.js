@@ -16,8 +16,9 @@ export const options = {
   scenarios: {
     load: {
       executor: 'constant-arrival-rate',
-      rate: RATE,
-      timeUnit: '1s',
+      // Per minute, so fractional rates (RATE=0.5) stay exact.
+      rate: Math.round(RATE * 60),
+      timeUnit: '1m',
       duration: env('DURATION', '1m'),
       preAllocatedVUs: envNumber('PRE_VUS', Math.ceil(RATE * 2)),
       maxVUs: envNumber('MAX_VUS', Math.ceil(RATE * 10) + 5),

@@ -16,7 +16,7 @@ export const options = {
   scenarios: {
     mix: {
       executor: 'constant-arrival-rate',
-      rate: RATE * 60,
+      rate: Math.round(RATE * 60),
       timeUnit: '1m',
       duration: env('DURATION', '1m'),
       preAllocatedVUs: envNumber('PRE_VUS', Math.ceil(RATE * 3)),

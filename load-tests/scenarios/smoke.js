@@ -3,11 +3,11 @@
 // Any failed check or unexpected status fails the run (CI runs it via `npm run load:smoke`).
 //   env: BASE_URL, API_KEY (high limits, classes *), OTHER_KEY (second key, same org),
 //        IMAGE_BASE_URL (static server with the fixtures), FIXTURES_DIR
-import { group } from 'k6';
+import { check, group } from 'k6';
+import http from 'k6/http';
 import * as api from '../lib/api.js';
 import { checkError, isUuid, rateLimitHeaders } from '../lib/checks.js';
-import { check } from 'k6';
-import { env, required } from '../lib/config.js';
+import { BASE_URL, env, required } from '../lib/config.js';
 import { IMAGES, MISSING_IMAGE_URL, REFERENCE_IMAGE } from '../lib/images.js';
 import { correctnessThresholds, latencyThresholds, processingSeries, TREND_STATS } from '../lib/thresholds.js';
 import { summaryHandler } from '../lib/summary.js';
@@ -24,7 +24,10 @@ export const options = {
   summaryTrendStats: TREND_STATS,
   thresholds: {
     ...correctnessThresholds({ strict: true }),
-    ...latencyThresholds({ sync_base64: RECOGNITION, sync_url: RECOGNITION, batch: RECOGNITION, lookup: QUICK, feedback: QUICK }),
+    ...latencyThresholds({
+      sync_base64: RECOGNITION, sync_url: RECOGNITION, batch: RECOGNITION, lookup: QUICK, feedback: QUICK,
+      sync_refused: QUICK, batch_refused: QUICK, lookup_refused: QUICK, feedback_refused: QUICK, ops: QUICK,
+    }),
     ...processingSeries(['sync_base64', 'sync_url']),
   },
 };
@@ -75,6 +78,12 @@ export default function () {
     api.feedback(id, 0, { key: KEY });
     const missing = api.lookup(UNKNOWN_UUID, { key: KEY, endpoint: 'lookup_refused', expected: [404] });
     checkError(missing.res, missing.body, 'lookup_refused', 404, 'request_not_found', 'REQUEST_NOT_FOUND');
+    // The signed image_url serves the stored image (when it points at this deployment).
+    const imageUrl = first.body && first.body.image_url;
+    if (typeof imageUrl === 'string' && imageUrl.startsWith(BASE_URL)) {
+      const img = http.get(imageUrl, { tags: { endpoint: 'image', name: 'GET /v1/cv/images/{id}' } });
+      check(img, { 'image: signed image_url serves the stored PNG': (r) => r.status === 200 && String(r.headers['Content-Type']).startsWith('image/png') });
+    }
     const fbMissing = api.feedback(UNKNOWN_UUID, 1, { key: KEY, endpoint: 'feedback_refused', expected: [404] });
     checkError(fbMissing.res, fbMissing.body, 'feedback_refused', 404, 'request_not_found', 'REQUEST_NOT_FOUND');
     if (OTHER_KEY !== '') {

@@ -25,7 +25,7 @@ export const options = {
   scenarios: {
     soak: {
       executor: 'constant-arrival-rate',
-      rate: RATE * 60,
+      rate: Math.round(RATE * 60),
       timeUnit: '1m',
       duration: DURATION,
       preAllocatedVUs: envNumber('PRE_VUS', Math.ceil(RATE * 3)),

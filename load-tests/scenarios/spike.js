@@ -15,10 +15,10 @@ const OP = env('OP', 'sync_base64');
 const BASE = envNumber('BASE_RATE', 1);
 const SPIKE = envNumber('SPIKE_RATE', 6);
 const STAGES = [
-  { target: BASE * 60, duration: env('BASE_DURATION', '30s') },
-  { target: SPIKE * 60, duration: '3s' },
-  { target: SPIKE * 60, duration: env('SPIKE_DURATION', '20s') },
-  { target: BASE * 60, duration: '3s' },
+  { target: Math.round(BASE * 60), duration: env('BASE_DURATION', '30s') },
+  { target: Math.round(SPIKE * 60), duration: '3s' },
+  { target: Math.round(SPIKE * 60), duration: env('SPIKE_DURATION', '20s') },
+  { target: Math.round(BASE * 60), duration: '3s' },
 ];
 const limits = recognitionLimits();
 
@@ -26,7 +26,7 @@ export const options = {
   scenarios: {
     spike: {
       executor: 'ramping-arrival-rate',
-      startRate: BASE * 60,
+      startRate: Math.round(BASE * 60),
       timeUnit: '1m',
       stages: STAGES,
       preAllocatedVUs: envNumber('PRE_VUS', 4),
@@ -34,7 +34,7 @@ export const options = {
     },
     recovery: {
       executor: 'constant-arrival-rate',
-      rate: BASE * 60,
+      rate: Math.round(BASE * 60),
       timeUnit: '1m',
       startTime: `${totalSeconds(STAGES)}s`,
       duration: env('RECOVERY_DURATION', '40s'),

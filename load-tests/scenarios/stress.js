@@ -22,9 +22,9 @@ export const options = {
     stress: {
       executor: 'ramping-arrival-rate',
       // Rates below 1/s are expressed per minute so fractional steps stay exact.
-      startRate: START * 60,
+      startRate: Math.round(START * 60),
       timeUnit: '1m',
-      stages: STAGES.map((s) => ({ target: s.target * 60, duration: s.duration })),
+      stages: STAGES.map((s) => ({ target: Math.round(s.target * 60), duration: s.duration })),
       preAllocatedVUs: envNumber('PRE_VUS', 4),
       maxVUs: envNumber('MAX_VUS', 60),
     },
