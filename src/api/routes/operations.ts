@@ -1,0 +1,62 @@
+/** Liveness, readiness and the signed image links. Never behind x-api-key. */
+import type {} from '@fastify/swagger';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ImageStore, ImageUrlSigner } from '../../images/types.js';
+import { isUuid } from '../../store/db.js';
+import { ApiError } from '../errors.js';
+
+export type ReadinessCheck = () => Promise<{ ok: boolean; detail?: string }>;
+
+export interface OperationsRoutesOptions {
+  checks: Record<string, ReadinessCheck>;
+  imageStore: ImageStore;
+  signer: ImageUrlSigner;
+}
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+async function runCheck(check: ReadinessCheck): Promise<{ ok: boolean; detail?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ ok: boolean; detail: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, detail: `no answer within ${CHECK_TIMEOUT_MS} ms` }), CHECK_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([check().catch((err: Error) => ({ ok: false, detail: err.message })), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = async (app, opts) => {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const names = Object.keys(opts.checks);
+    const results = await Promise.all(names.map((n) => runCheck(opts.checks[n])));
+    const checks = Object.fromEntries(names.map((n, i) => [n, results[i].ok ? 'ok' : results[i].detail ?? 'not ready']));
+    const failing = names.filter((_, i) => !results[i].ok);
+    if (failing.length === 0) return { status: 'ready', checks };
+    const e = new ApiError('NOT_READY', `not ready: ${failing.map((n) => `${n} (${checks[n]})`).join(', ')}`);
+    return reply.code(503).send({ ...e.body(), status: 'not_ready', checks });
+  });
+
+  // The signature is the credential: image links work in a browser, without the API key.
+  app.get<{ Params: { id: string }; Querystring: { expires?: string; signature?: string } }>(
+    '/v1/cv/images/:id',
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const { expires, signature } = request.query;
+      if (!isUuid(id) || typeof expires !== 'string' || typeof signature !== 'string' || !opts.signer.verify(id, expires, signature)) {
+        throw new ApiError('INVALID_IMAGE_SIGNATURE');
+      }
+      const image = await opts.imageStore.get(id);
+      if (image === null) throw new ApiError('IMAGE_NOT_FOUND');
+      return reply
+        .header('Content-Type', image.mime)
+        .header('Cache-Control', 'private, max-age=3600')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(image.bytes);
+    },
+  );
+};

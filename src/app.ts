@@ -1,0 +1,178 @@
+/**
+ * Builds the Fastify application from its dependencies. No side effects on import:
+ * server.ts owns the process (listen, signals, shutdown); tests build the app through
+ * test/helpers/app.ts. createServices() composes the real dependencies from the config.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Knex } from 'knex';
+import type { Config } from './config.js';
+import { registerOpenApi } from './api/openapi.js';
+import { installErrorHandling } from './api/error-handler.js';
+import { ApiError } from './api/errors.js';
+import { recognitionRoutes } from './api/routes/recognition.js';
+import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
+import { sharedSchemas } from './api/schemas.js';
+import { decodeBase64Image } from './images/base64.js';
+import { createImageFetcher } from './images/fetch.js';
+import { LocalImageStore } from './images/local-store.js';
+import { HmacImageUrlSigner, loadOrCreateSecret } from './images/signed-url.js';
+import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './images/types.js';
+import type { InferenceBackend } from './inference/backend.js';
+import { createDetector } from './inference/create-detector.js';
+import type { Limits } from './limits/types.js';
+import { createLimits } from './limits/index.js';
+import type { ObjectDetector } from './recognition/detection.js';
+import { RecognitionService } from './recognition/service.js';
+import { pingDb } from './store/db.js';
+import { PgFeedbackRepository } from './store/feedback.js';
+import { PgRequestRepository, closeInstanceRequests, failAbandonedRequests } from './store/requests.js';
+
+export const API_VERSION = '1.0.0';
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  db: Knex;
+  detector: ObjectDetector;
+  backend: InferenceBackend;
+  limits: Limits;
+  fetcher: ImageFetcher;
+  imageStore: ImageStore;
+  signer: ImageUrlSigner;
+  decodeBase64?: (input: string, maxEncodedBytes: number) => IntakeImage;
+  /** Tags this process's requests (graceful shutdown closes only its own). */
+  instanceId?: string;
+}
+
+export interface BuildAppOptions {
+  logger?: FastifyServerOptions['logger'];
+  /** Sweep abandoned QUEUED/PROCESSING requests at start and every `sweepIntervalMs` (default on). */
+  sweepAbandoned?: boolean;
+  sweepIntervalMs?: number;
+}
+
+/** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
+export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
+  return config.syncTimeoutMs + 60_000;
+}
+
+export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { config, db } = deps;
+  const instanceId = deps.instanceId ?? randomBytes(8).toString('hex');
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    // Our own 503 (with error_code) replaces Fastify's bare one while draining.
+    return503OnClosing: false,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+  });
+
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  installErrorHandling(app);
+
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (draining) {
+      void reply.header('Connection', 'close');
+      throw new ApiError('SERVICE_UNAVAILABLE');
+    }
+  });
+
+  const requests = new PgRequestRepository(db, instanceId);
+  const service = new RecognitionService({
+    requests,
+    feedback: new PgFeedbackRepository(db),
+    detector: deps.detector,
+    fetcher: deps.fetcher,
+    decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
+    imageStore: deps.imageStore,
+    signer: deps.signer,
+    limits: deps.limits,
+    settings: { syncTimeoutMs: config.syncTimeoutMs, batchConcurrency: config.batchConcurrency, maxBase64Bytes: config.imageMaxBase64Bytes },
+    logger: {
+      warn: (obj, msg) => app.log.warn(obj, msg),
+      error: (obj, msg) => app.log.error(obj, msg),
+    },
+  });
+  app.decorate('recognition', service);
+
+  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, version: API_VERSION });
+
+  const checks: Record<string, ReadinessCheck> = {
+    database: () => pingDb(db),
+    limits: () => deps.limits.ready(),
+    inference: async () => ((await deps.backend.ready()) ? { ok: true } : { ok: false, detail: 'model not ready' }),
+  };
+  await app.register(operationsRoutes, { checks, imageStore: deps.imageStore, signer: deps.signer });
+  await app.register(recognitionRoutes, {
+    service,
+    auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
+  });
+
+  if (options.sweepAbandoned ?? true) {
+    const sweep = async () => {
+      const n = await failAbandonedRequests(db, abandonedAfterMs(config));
+      if (n > 0) app.log.warn({ count: n }, 'marked abandoned requests ERROR');
+    };
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      await sweep();
+      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? 30_000);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => clearInterval(timer));
+  }
+  // After in-flight HTTP requests drained (or the drain bound cut them off), nothing of ours stays unfinished.
+  app.addHook('onClose', async () => {
+    const n = await closeInstanceRequests(db, instanceId).catch(() => 0);
+    if (n > 0) app.log.warn({ count: n }, 'closed unfinished requests at shutdown');
+  });
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    recognition: RecognitionService;
+  }
+}
+
+/** The real dependencies, from the configuration (the composition root's half of the work). */
+export interface Services extends AppDeps {
+  close(): Promise<void>;
+}
+
+export async function createServices(config: Readonly<Config>, db: Knex, log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void }): Promise<Services> {
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    const limits = await createLimits({ config, knex: db, redisUrl: config.redisUrl, logger: log });
+    closers.push(() => limits.close());
+    const { detector, backend } = await createDetector(config);
+    closers.push(() => backend.close());
+    const secret = config.imageUrlSecret ?? (await loadOrCreateSecret(config.dataDir));
+    return {
+      config,
+      db,
+      detector,
+      backend,
+      limits,
+      fetcher: createImageFetcher({
+        allowCidrs: config.imageFetchAllowCidrs,
+        timeoutMs: config.imageFetchTimeoutMs,
+        maxBytes: config.imageFetchMaxBytes,
+        maxRedirects: config.imageFetchMaxRedirects,
+      }),
+      imageStore: new LocalImageStore(path.join(config.dataDir, 'images')),
+      signer: new HmacImageUrlSigner({ secret, publicBaseUrl: config.publicBaseUrl, ttlSeconds: config.imageUrlTtlSeconds }),
+      async close() {
+        for (const c of closers.reverse()) await c().catch(() => {});
+      },
+    };
+  } catch (err) {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    throw err;
+  }
+}

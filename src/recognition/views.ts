@@ -1,0 +1,68 @@
+/** The public shapes of results (CVResult, BatchCVResult), built from request records. */
+import type { Detection, ModelRef } from './detection.js';
+import type { RequestRecord, RequestStatus } from './ports.js';
+
+export interface CVResult {
+  success: boolean;
+  request_id: string;
+  /** null for batch images submitted without a batch external_id */
+  external_id: string | null;
+  status: RequestStatus;
+  image_url: string;
+  results: Detection[];
+  error?: string;
+  response_code?: number;
+  processing_time_ms?: number;
+  model?: ModelRef;
+}
+
+export interface BatchImageResult {
+  image_url: string;
+  request_id: string | null;
+  status: 'DONE' | 'FAILED';
+  success: boolean;
+  error: string | null;
+  results: Detection[];
+  response_code: number | null;
+}
+
+export interface BatchCVResult {
+  success: boolean;
+  batch_id: string | null;
+  total_images: number;
+  results: BatchImageResult[];
+}
+
+/** DONE ⇒ success and results; ERROR ⇒ error text; other states ⇒ neither. */
+export function toCVResult(r: RequestRecord, imageUrl: (r: RequestRecord) => string): CVResult {
+  const out: CVResult = {
+    success: r.status === 'DONE',
+    request_id: r.id,
+    external_id: r.externalId,
+    status: r.status,
+    image_url: imageUrl(r),
+    results: r.status === 'DONE' ? r.results : [],
+  };
+  if (r.status === 'ERROR') out.error = r.error ?? 'processing failed';
+  if (r.responseCode !== null) out.response_code = r.responseCode;
+  if (r.processingTimeMs !== null) out.processing_time_ms = r.processingTimeMs;
+  if (r.model !== null) out.model = r.model;
+  return out;
+}
+
+export function toBatchEntry(submittedUrl: string, r: RequestRecord): BatchImageResult {
+  const done = r.status === 'DONE';
+  return {
+    image_url: submittedUrl,
+    request_id: r.id,
+    status: done ? 'DONE' : 'FAILED',
+    success: done,
+    error: done ? null : (r.error ?? 'processing failed'),
+    results: done ? r.results : [],
+    response_code: r.responseCode,
+  };
+}
+
+export function failedBeforeProcessing(submittedUrl: string, error: string): BatchImageResult {
+  return { image_url: submittedUrl, request_id: null, status: 'FAILED', success: false, error, results: [], response_code: null };
+}

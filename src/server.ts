@@ -1,0 +1,138 @@
+/**
+ * The process: configuration, logger, database (embedded when DATABASE_URL is unset),
+ * migrations, the app, listen, signals and graceful shutdown. `npm start` runs the
+ * compiled form of this file; `recog serve` calls runServer().
+ */
+import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { buildApp, createServices, type Services } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './store/embedded.js';
+import { migrateLatest } from './store/migrate.js';
+import { closeInstanceRequests } from './store/requests.js';
+import { loggerOptions } from './telemetry/logging.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  database: DatabaseHandle;
+  instanceId: string;
+  /** Stops accepting, lets in-flight work finish within config.shutdownTimeoutMs, closes pools. */
+  shutdown(reason?: string): Promise<{ drained: boolean }>;
+}
+
+/** Starts everything and listens; does not install signal handlers (see main). */
+export async function startServer(config: Readonly<Config>, logger = pino(loggerOptions(config.logLevel))): Promise<RunningServer> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log: (msg) => logger.info(msg),
+  });
+  let services: Services | undefined;
+  try {
+    const applied = await migrateLatest(database.db);
+    if (applied.length > 0) logger.info({ applied }, 'database migrated');
+    services = await createServices(config, database.db, logger);
+    const instanceId = randomBytes(8).toString('hex');
+    const app = await buildApp({ ...services, instanceId }, { logger: logger as never });
+    await app.listen({ port: config.port, host: config.host });
+    const svc = services;
+    let closing: Promise<{ drained: boolean }> | undefined;
+    return {
+      app,
+      services: svc,
+      database,
+      instanceId,
+      shutdown(reason = 'shutdown') {
+        closing ??= gracefulShutdown({ app, services: svc, database, instanceId, timeoutMs: config.shutdownTimeoutMs, log: logger, reason });
+        return closing;
+      },
+    };
+  } catch (err) {
+    await services?.close().catch(() => {});
+    await database.close().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Graceful shutdown: stop accepting (new calls get 503), wait for in-flight requests up to
+ * `timeoutMs`, then close pools. Past the bound, this process's unfinished requests are
+ * marked ERROR before the pools close, so none stays PROCESSING.
+ */
+export async function gracefulShutdown(opts: {
+  app: FastifyInstance;
+  services: Services;
+  database: DatabaseHandle;
+  instanceId: string;
+  timeoutMs: number;
+  log: pino.Logger;
+  reason: string;
+}): Promise<{ drained: boolean }> {
+  const { app, services, database, log } = opts;
+  log.info({ reason: opts.reason, timeoutMs: opts.timeoutMs }, 'shutting down: draining in-flight requests');
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), opts.timeoutMs);
+  });
+  const closed = app.close().then(() => 'closed' as const);
+  const first = await Promise.race([closed, bound]);
+  clearTimeout(timer);
+  const drained = first === 'closed';
+  if (!drained) {
+    log.warn('drain bound passed: ending unfinished requests and closing connections');
+    app.server.closeAllConnections();
+    const n = await closeInstanceRequests(database.db, opts.instanceId).catch(() => 0);
+    if (n > 0) log.warn({ count: n }, 'marked interrupted requests ERROR');
+  }
+  await services.close().catch((err: unknown) => log.error({ err }, 'closing services failed'));
+  await database.close().catch((err: unknown) => log.error({ err }, 'closing the database failed'));
+  log.info({ drained }, 'stopped');
+  return { drained };
+}
+
+/** Runs until SIGTERM/SIGINT, then shuts down gracefully. */
+export async function runServer(config: Readonly<Config>): Promise<void> {
+  const logger = pino(loggerOptions(config.logLevel));
+  const server = await startServer(config, logger);
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      server.shutdown(signal).then(
+        ({ drained }) => {
+          process.exitCode = drained ? 0 : 1;
+          resolve();
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exitCode = 1;
+          resolve();
+        },
+      );
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+async function main(): Promise<void> {
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  try {
+    await runServer(config);
+  } catch (err) {
+    process.stderr.write(`recognition-service failed to start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
