@@ -5,6 +5,7 @@
  * between the check and the connect (rebinding). Time, size and redirect count are bounded.
  */
 import dns from 'node:dns';
+import net from 'node:net';
 import tls from 'node:tls';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { Agent, request } from 'undici';
@@ -159,6 +160,8 @@ class SafeImageFetcher implements ImageFetcher {
     const host = bareHost(url);
     const literal = parseIpLiteral(host);
     if (literal !== null) return [{ address: host, family: literal.kind() === 'ipv6' ? 6 : 4 }];
+    // The socket layer skips lookup for anything it takes as an IP; such a host must have been judged above.
+    if (net.isIP(host) !== 0) throw invalidUrl(`the image host "${host}" is an address that could not be checked`);
     let found: ResolvedAddress[];
     try {
       found = await untilAborted(this.lookup(host), signal);
