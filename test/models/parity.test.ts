@@ -56,7 +56,7 @@ describe('CenterNet ONNX conversion', () => {
     assert.deepEqual(session.outputNames, [CENTERNET.output]);
   });
 
-  test('matches the original TF.js graph on a real photo (scores 1e-3, boxes 0.5 px)', { timeout: 300_000 }, async () => {
+  test('matches the original TF.js graph on a real photo (scores 1e-3, boxes 0.5 px)', { timeout: 300_000 }, async (t) => {
     const tfModel = await loadTfjsModel(centernetSourceFiles().json);
     const [ref] = await runTfjs(tfModel, CENTERNET.tfInput, { data: image, shape: [1, SIZE, SIZE, 3] }, [CENTERNET.tfOutput]);
     assert.deepEqual(ref.shape, [1, 100, 6]);
@@ -76,7 +76,7 @@ describe('CenterNet ONNX conversion', () => {
       maxScore = Math.max(maxScore, Math.abs(g.score - w.score));
       maxBox = Math.max(maxBox, boxDistance(g.box, w.box));
     }
-    console.log(`# parity over the top ${TOP}: max |Δscore| = ${maxScore.toExponential(2)}, max |Δbox| = ${maxBox.toExponential(2)} px`);
+    t.diagnostic(`parity over the top ${TOP}: max |Δscore| = ${maxScore.toExponential(2)}, max |Δbox| = ${maxBox.toExponential(2)} px`);
     assert.ok(maxScore <= 1e-3, `score difference ${maxScore}`);
     assert.ok(maxBox <= 0.5, `box difference ${maxBox} px`);
     // Same order too for the clearly separated leaders.
