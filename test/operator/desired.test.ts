@@ -112,6 +112,18 @@ describe('desired state', () => {
     assert.ok(pod.containers[0].args.includes('--model-repository=/models/repo'));
   });
 
+  test('storage credentials: environment for s3://, a mounted key file for gs://', () => {
+    const rs = sampleResource();
+    rs.spec.triton.storageSecretRef = { name: 'creds' };
+    let pod = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec;
+    assert.deepEqual(pod.containers[0].envFrom, [{ secretRef: { name: 'creds' } }]);
+    rs.spec.triton.storageUri = 'gs://bucket/repo';
+    pod = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec;
+    assert.equal(pod.containers[0].envFrom, undefined);
+    assert.deepEqual(pod.containers[0].env, [{ name: 'GOOGLE_APPLICATION_CREDENTIALS', value: '/var/run/secrets/model-storage/credentials.json' }]);
+    assert.deepEqual(pod.volumes.find((v: Any) => v.name === 'storage-credentials').secret, { secretName: 'creds' });
+  });
+
   test('model control modes: explicit loads the listed models, poll polls, none loads all', () => {
     const rs = sampleResource();
     rs.spec.triton.models = ['centernet', 'other'];

@@ -28,6 +28,27 @@ export function modelStorage(storageUri: string): ModelStorage {
   return { repository: `${MODELS_MOUNT}${sub}`, claimName: pvc[1] };
 }
 
+const GCS_CREDENTIALS_DIR = '/var/run/secrets/model-storage';
+export const GCS_CREDENTIALS_KEY = 'credentials.json';
+
+/**
+ * s3://: the Secret's keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_DEFAULT_REGION...). gs://: Google wants a key file, so the Secret is mounted and its
+ * credentials.json named by GOOGLE_APPLICATION_CREDENTIALS.
+ */
+export function storageCredentials(rs: RecognitionService): { container: Record<string, unknown>; mounts: unknown[]; volumes: unknown[] } {
+  const ref = rs.spec.triton.storageSecretRef;
+  if (!ref || rs.spec.triton.storageUri.startsWith('pvc://')) return { container: {}, mounts: [], volumes: [] };
+  if (rs.spec.triton.storageUri.startsWith('gs://')) {
+    return {
+      container: { env: [{ name: 'GOOGLE_APPLICATION_CREDENTIALS', value: `${GCS_CREDENTIALS_DIR}/${GCS_CREDENTIALS_KEY}` }] },
+      mounts: [{ name: 'storage-credentials', mountPath: GCS_CREDENTIALS_DIR, readOnly: true }],
+      volumes: [{ name: 'storage-credentials', secret: { secretName: ref.name } }],
+    };
+  }
+  return { container: { envFrom: [{ secretRef: { name: ref.name } }] }, mounts: [], volumes: [] };
+}
+
 export function tritonArgs(rs: RecognitionService): string[] {
   const t = rs.spec.triton;
   const args = [
@@ -106,7 +127,7 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
                 { name: 'grpc', containerPort: TRITON_GRPC_PORT, protocol: 'TCP' },
                 { name: 'metrics', containerPort: TRITON_METRICS_PORT, protocol: 'TCP' },
               ],
-              ...(t.storageSecretRef ? { envFrom: [{ secretRef: { name: t.storageSecretRef.name } }] } : {}),
+              ...storageCredentials(rs).container,
               resources: {
                 ...(Object.keys(requests).length > 0 ? { requests } : {}),
                 ...(Object.keys(limits).length > 0 ? { limits } : {}),
@@ -119,6 +140,7 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
               volumeMounts: [
                 { name: 'dshm', mountPath: '/dev/shm' },
                 ...(storage.claimName ? [{ name: 'models', mountPath: MODELS_MOUNT, readOnly: true }] : []),
+                ...storageCredentials(rs).mounts,
               ],
             },
           ],
@@ -126,6 +148,7 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
             // Triton passes tensors between its backends through shared memory.
             { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: t.shmSize } },
             ...(storage.claimName ? [{ name: 'models', persistentVolumeClaim: { claimName: storage.claimName, readOnly: true } }] : []),
+            ...storageCredentials(rs).volumes,
           ],
         },
       },

@@ -1,0 +1,210 @@
+/**
+ * A real, private Kubernetes control plane for tests: etcd + kube-apiserver on free
+ * loopback ports in a temp dir (no kubelet, scheduler or controllers: tests play their
+ * part by writing Deployment and Pod status). Tools come from scripts/k8s-tools.sh.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface K8sTools {
+  etcd: string;
+  kubeApiserver: string;
+  kubectl?: string;
+  helm?: string;
+}
+
+export function toolsDir(): string {
+  const cache = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache');
+  return process.env.K8S_TOOLS_BIN ?? path.join(cache, 'recognition-service', 'bin');
+}
+
+function executable(p: string | undefined): string | undefined {
+  if (!p) return undefined;
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return p;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tools, or undefined with the reason when scripts/k8s-tools.sh has not been run. */
+export function findTools(): { tools?: K8sTools; missing: string } {
+  const dir = toolsDir();
+  const etcd = executable(path.join(dir, 'etcd')) ?? executable('/usr/bin/etcd');
+  const kubeApiserver = executable(path.join(dir, 'kube-apiserver'));
+  const kubectl = executable(path.join(dir, 'kubectl'));
+  const helm = executable(path.join(dir, 'helm'));
+  const missing = [!etcd && 'etcd', !kubeApiserver && 'kube-apiserver'].filter(Boolean).join(', ');
+  if (missing) return { missing: `${missing} not installed in ${dir}: run scripts/k8s-tools.sh install` };
+  return { tools: { etcd: etcd!, kubeApiserver: kubeApiserver!, kubectl, helm }, missing: '' };
+}
+
+export function findHelm(): string | undefined {
+  return executable(path.join(toolsDir(), 'helm'));
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function httpsGet(url: string, token: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = https.get(url, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+export interface TestUser {
+  name: string;
+  token: string;
+}
+
+export interface TestCluster {
+  server: string;
+  dir: string;
+  admin: TestUser;
+  /** A user with no rights until the test binds a role to it (RBAC tests). */
+  restricted: TestUser;
+  kubeConfig(user?: TestUser): KubeConfig;
+  /** Writes a kubeconfig file for kubectl/helm and returns its path. */
+  kubeConfigFile(user?: TestUser): string;
+  stop(): Promise<void>;
+}
+
+function startProcess(cmd: string, args: string[], logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(cmd, args, { stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  return child;
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const killed = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+  if (!killed) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+export async function startCluster(tools: K8sTools): Promise<TestCluster> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recog-k8s-'));
+  const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcd = startProcess(tools.etcd, [
+    '--name=test',
+    `--data-dir=${path.join(dir, 'etcd')}`,
+    `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+    `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+    `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-cluster=test=http://127.0.0.1:${etcdPeer}`,
+    '--log-level=warn',
+  ], path.join(dir, 'etcd.log'));
+
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  fs.writeFileSync(path.join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  fs.writeFileSync(path.join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  const admin = { name: 'test-admin', token: crypto.randomBytes(24).toString('hex') };
+  const restricted = { name: 'recognition-operator-test', token: crypto.randomBytes(24).toString('hex') };
+  fs.writeFileSync(
+    path.join(dir, 'tokens.csv'),
+    `${admin.token},${admin.name},uid-admin,"system:masters"\n${restricted.token},${restricted.name},uid-operator\n`,
+    { mode: 0o600 },
+  );
+
+  const apiserver = startProcess(tools.kubeApiserver, [
+    `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
+    `--cert-dir=${path.join(dir, 'certs')}`,
+    `--token-auth-file=${path.join(dir, 'tokens.csv')}`,
+    '--authorization-mode=RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
+    `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
+    '--service-cluster-ip-range=10.96.0.0/24',
+    // No controller manager creates the default ServiceAccount: test pods run without one.
+    '--disable-admission-plugins=ServiceAccount',
+    '--endpoint-reconciler-type=none',
+    '--enable-priority-and-fairness=false',
+    '--profiling=false',
+    '--v=0',
+  ], path.join(dir, 'kube-apiserver.log'));
+
+  const server = `https://127.0.0.1:${apiPort}`;
+  const stop = async () => {
+    await stopProcess(apiserver);
+    await stopProcess(etcd);
+    if (!process.env.KEEP_TEST_CLUSTER) fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (apiserver.exitCode !== null || etcd.exitCode !== null) {
+      const log = fs.readFileSync(path.join(dir, 'kube-apiserver.log'), 'utf8').slice(-3000);
+      await stop();
+      throw new Error(`control plane exited early:\n${log}`);
+    }
+    if ((await httpsGet(`${server}/readyz`, admin.token)) === 200) break;
+    if (Date.now() > deadline) {
+      const log = fs.readFileSync(path.join(dir, 'kube-apiserver.log'), 'utf8').slice(-3000);
+      await stop();
+      throw new Error(`kube-apiserver not ready after 120 s:\n${log}`);
+    }
+    await sleep(250);
+  }
+
+  const kubeConfig = (user: TestUser = admin) => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'test', server, skipTLSVerify: true }],
+      users: [{ name: user.name, token: user.token }],
+      contexts: [{ name: 'test', cluster: 'test', user: user.name, namespace: 'default' }],
+      currentContext: 'test',
+    });
+    return kc;
+  };
+  const kubeConfigFile = (user: TestUser = admin) => {
+    const file = path.join(dir, `kubeconfig-${user.name}`);
+    fs.writeFileSync(file, kubeConfig(user).exportConfig(), { mode: 0o600 });
+    return file;
+  };
+  return { server, dir, admin, restricted, kubeConfig, kubeConfigFile, stop };
+}
+
+/** Polls until fn returns a value that is not undefined (or throws the last error at the deadline). */
+export async function eventually<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String((last as Error).message ?? last)}` : ''}`);
+    await sleep(200);
+  }
+}
