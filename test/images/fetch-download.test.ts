@@ -3,7 +3,7 @@
  * size limits, non-images, redirect chains, and the connection pinned to the checked address.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { ImageError } from '../../src/images/errors.js';
 import { createImageFetcher, type LookupFn, type ResolvedAddress } from '../../src/images/fetch.js';
 import { readFixture } from '../helpers/fixtures.js';
@@ -29,7 +29,7 @@ function invalidUrl(err: unknown): boolean {
 
 describe('image fetcher downloads through the allow-list', () => {
   let server: ImageServer;
-  const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 3 });
+  const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 3 });
 
   before(async () => {
     server = await startImageServer();
@@ -99,7 +99,7 @@ describe('image fetcher downloads through the allow-list', () => {
   });
 
   test('a body of exactly maxBytes is accepted', async () => {
-    const exact = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: 100_000, maxRedirects: 0 });
+    const exact = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: 100_000, maxRedirects: 0 });
     const image = await exact.fetch(server.url('/huge?bytes=100000'));
     assert.equal(image.bytes.length, 100_000);
     await assert.rejects(exact.fetch(server.url('/huge?bytes=100001')), downloadFailed(200, /larger than 100000/));
@@ -133,7 +133,7 @@ describe('image fetcher downloads through the allow-list', () => {
   });
 
   test('maxRedirects 0 follows none', async () => {
-    const none = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 0 });
+    const none = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 0 });
     await assert.rejects(none.fetch(server.url('/redirect?n=1')), downloadFailed(302, /more than 0 times/));
   });
 
@@ -161,12 +161,12 @@ describe('image fetcher downloads through the allow-list', () => {
     const nxdomain: LookupFn = async (host) => {
       throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     };
-    const f = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 0, lookup: nxdomain });
+    const f = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 0, lookup: nxdomain });
     await assert.rejects(f.fetch('http://no-such-host.test/a.png'), downloadFailed(undefined, /could not resolve/));
   });
 
   test('a name with no addresses is a download failure', async () => {
-    const f = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 0, lookup: async () => [] });
+    const f = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 0, lookup: async () => [] });
     await assert.rejects(f.fetch('http://empty.test/a.png'), downloadFailed(undefined, /no addresses/));
   });
 });
@@ -192,6 +192,10 @@ describe('image fetcher pins the connection to the address it checked', () => {
     await allowed.close();
     await forbidden.close();
   });
+  beforeEach(() => {
+    allowed.reset();
+    forbidden.reset();
+  });
 
   /** DNS rebinding: the first answer is the allowed address, every later one the forbidden one. */
   function rebindingLookup(): LookupFn & { calls: number } {
@@ -205,7 +209,7 @@ describe('image fetcher pins the connection to the address it checked', () => {
 
   test('a rebinding name is resolved once and never reaches the second address', async () => {
     const lookup = rebindingLookup();
-    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.2/32'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 3, lookup });
+    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.2/32'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 3, lookup });
     const image = await fetcher.fetch(`http://rebind.test:${allowed.port}/images/camera.png`);
     assert.deepEqual(image.bytes, readFixture('camera.png'));
     assert.equal(lookup.calls, 1);
@@ -216,7 +220,7 @@ describe('image fetcher pins the connection to the address it checked', () => {
 
   test('a redirect back to the same name is resolved and checked again', async () => {
     const lookup = rebindingLookup();
-    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.2/32'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 3, lookup });
+    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.2/32'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 3, lookup });
     const to = encodeURIComponent(`http://rebind.test:${allowed.port}/images/camera.png`);
     await assert.rejects(fetcher.fetch(`http://rebind.test:${allowed.port}/redirect?n=1&to=${to}`), invalidUrl);
     assert.equal(lookup.calls, 2);
@@ -224,7 +228,7 @@ describe('image fetcher pins the connection to the address it checked', () => {
   });
 
   test('a redirect to a literal address outside the allow-list is refused', async () => {
-    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.2/32'], timeoutMs: 5000, maxBytes: MiB, maxRedirects: 3 });
+    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.2/32'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 3 });
     const to = encodeURIComponent(forbidden.url('/images/camera.png'));
     await assert.rejects(fetcher.fetch(allowed.url(`/redirect?n=1&to=${to}`)), invalidUrl);
     assert.equal(forbidden.connections, 0);

@@ -39,7 +39,7 @@ describe('image fetcher over https with a pinned address', () => {
   });
 
   test('SNI and Host name the host while the connection goes to the checked address', async () => {
-    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 0, lookup, ca: cert });
+    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: 1 << 20, maxRedirects: 0, lookup, ca: cert });
     const image = await fetcher.fetch(`https://images.test:${server.port}/images/camera.png`);
     assert.deepEqual(image.bytes, readFixture('camera.png'));
     const req = server.requests.at(-1)!;
@@ -48,7 +48,7 @@ describe('image fetcher over https with a pinned address', () => {
   });
 
   test('a certificate for another name is a download failure', async () => {
-    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 0, lookup, ca: cert });
+    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: 1 << 20, maxRedirects: 0, lookup, ca: cert });
     await assert.rejects(fetcher.fetch(`https://other.test:${server.port}/images/camera.png`), (err) => {
       assert.ok(err instanceof ImageError);
       assert.equal(err.code, 'IMAGE_DOWNLOAD_FAILED');
@@ -58,7 +58,7 @@ describe('image fetcher over https with a pinned address', () => {
   });
 
   test('an untrusted certificate is a download failure', async () => {
-    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 0, lookup });
+    const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: 1 << 20, maxRedirects: 0, lookup });
     await assert.rejects(fetcher.fetch(`https://images.test:${server.port}/images/camera.png`), (err) => {
       assert.ok(err instanceof ImageError);
       assert.equal(err.code, 'IMAGE_DOWNLOAD_FAILED');
