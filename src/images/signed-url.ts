@@ -25,7 +25,7 @@ export class HmacImageUrlSigner implements ImageUrlSigner {
 
   constructor(opts: HmacImageUrlSignerOptions) {
     if (typeof opts.secret !== 'string' || opts.secret.length < MIN_SECRET_LENGTH) {
-      throw new Error(`the image URL secret must be at least ${MIN_SECRET_LENGTH} characters`);
+      throw new Error(`the image URL secret (IMAGE_URL_SECRET) must be at least ${MIN_SECRET_LENGTH} characters`);
     }
     if (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1) throw new Error('ttlSeconds must be a positive integer');
     this.secret = opts.secret;
