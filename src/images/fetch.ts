@@ -190,7 +190,7 @@ class SafeImageFetcher implements ImageFetcher {
           const response = await this.send(url, agent, signal);
           const status = response.statusCode;
           if (REDIRECT_STATUSES.has(status)) {
-            await response.body.dump().catch(() => undefined);
+            discard(response.body); // a redirect body is never needed
             if (redirects >= this.opts.maxRedirects) {
               throw downloadFailed(`the image URL redirected more than ${this.opts.maxRedirects} times`, status);
             }
