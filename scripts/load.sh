@@ -110,10 +110,10 @@ if $start; then
     tail -n 40 "$work/server.log" >&2; exit 1
   fi
   if [ "$scenario" = grpc ] && [ -z "$grpc_target" ]; then
-    gport=$(free_port)
+    gport=$(free_port); hport=$(free_port)
     grpc_target=127.0.0.1:$gport
     log "starting recog inference-server on $grpc_target (log $work/inference.log)"
-    spawn "$work/inference.log" npm run --silent recog -- inference-server --port "$gport"
+    spawn "$work/inference.log" npm run --silent recog -- inference-server --host 127.0.0.1 --port "$gport" --http-port "$hport"
     if ! wait_for "the inference server" 180 "${pids[-1]}" tcp_open "$grpc_target"; then
       tail -n 40 "$work/inference.log" >&2; exit 1
     fi

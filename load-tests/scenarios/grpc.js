@@ -71,6 +71,7 @@ export const options = {
 };
 
 let connected = false;
+let warned = false;
 function connect() {
   if (connected) return;
   // 4 MB is gRPC's default message cap; the tensor alone is 3 MB, so allow headroom.
@@ -85,6 +86,11 @@ function modelInfer(endpoint) {
   const out = ok && res.message && Array.isArray(res.message.outputs) ? res.message.outputs : [];
   const raw = ok && res.message && Array.isArray(res.message.rawOutputContents) ? res.message.rawOutputContents : [];
   const idx = out.findIndex((o) => o.name === OUTPUT);
+  if (!ok && !warned) {
+    // Once per VU: enough to diagnose without flooding the log.
+    warned = true;
+    console.warn(`ModelInfer on ${TARGET} failed: status ${res && res.status}, ${res && res.error ? JSON.stringify(res.error) : 'no error detail'}`);
+  }
   check(res, {
     [`${endpoint}: status OK`]: () => ok,
     [`${endpoint}: ${OUTPUT} FP32 [1,100,6]`]: () => idx >= 0 && out[idx].datatype === 'FP32' && out[idx].shape.map(Number).join(',') === '1,100,6',
