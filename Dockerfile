@@ -1,0 +1,37 @@
+# One image for the recognition API and its Kubernetes operator:
+#   API (default):  node dist/server.js
+#   operator:       node dist/cli/main.js operator
+# Build: docker build -t recognition-service:0.1.0 .
+
+# --- build: compile TypeScript and prepare the model repository -------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY proto ./proto
+RUN npm run --silent build
+# The catalog (and, for the embedded backend, the ONNX model) the API reads at start:
+# <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}.
+ENV MODEL_REPOSITORY=/app/model-repository
+RUN npm run --silent model:prepare
+RUN npm prune --omit=dev --no-audit --no-fund
+
+# --- runtime -----------------------------------------------------------------------------
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    MODEL_REPOSITORY=/app/model-repository \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/proto ./proto
+COPY --from=build /app/model-repository ./model-repository
+COPY bin ./bin
+RUN mkdir -p /data && chown 1000:1000 /data
+# The "node" user of the base image (uid 1000): the operator's Deployments run as 1000, non-root.
+USER 1000:1000
+EXPOSE 8080 9464 8081
+CMD ["node", "dist/server.js"]

@@ -1,0 +1,408 @@
+/**
+ * The operator against a real etcd + kube-apiserver on loopback (scripts/k8s-tools.sh
+ * installs them). No kubelet or controllers: the tests write Deployment and Pod status
+ * themselves to play the rollouts and crash loops the operator must report.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  NetworkingV1Api,
+  AutoscalingV2Api,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  loadAllYaml,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Deployment,
+} from '@kubernetes/client-node';
+import { RecognitionOperator } from '../../src/operator/operator.js';
+import { withDefaults } from '../../src/operator/api/defaults.js';
+import { sameJson } from '../../src/operator/status.js';
+import type { Condition, RecognitionService } from '../../src/operator/api/types.js';
+import { eventually, findTools, startCluster, type TestCluster } from './helpers/cluster.js';
+
+type Any = any;
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CRD_FILE = path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml');
+const SAMPLES = path.join(ROOT, 'crds/samples');
+const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
+const NS = 'team-a';
+const OP_NS = 'recognition-system';
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const FAST = {
+  leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 400 },
+  backoff: { baseDelayMs: 200, maxDelayMs: 5_000 },
+  capabilitiesTtlMs: 0,
+  resyncPeriodMs: 60_000,
+};
+
+const { tools, missing } = findTools();
+if (!tools) console.log(`# operator cluster tests skipped: ${missing}`);
+
+function yamlDocs(file: string): KubernetesObject[] {
+  return loadAllYaml(fs.readFileSync(file, 'utf8')).filter(Boolean) as KubernetesObject[];
+}
+
+function statusOf(err: unknown): number | undefined {
+  return (err as { code?: number }).code;
+}
+
+async function notFound(p: Promise<unknown>): Promise<boolean> {
+  try {
+    await p;
+    return false;
+  } catch (err) {
+    if (statusOf(err) === 404) return true;
+    throw err;
+  }
+}
+
+function condition(rs: RecognitionService, type: string): Condition | undefined {
+  return rs.status?.conditions?.find((c) => c.type === type);
+}
+
+/** The chart's RBAC, rendered by helm, bound to the test's restricted user instead of the ServiceAccount. */
+function chartRbac(helm: string): KubernetesObject[] {
+  const out = execFileSync(helm, ['template', 'rec', path.join(ROOT, 'charts/recognition-operator'), '--namespace', OP_NS], { encoding: 'utf8' });
+  return (loadAllYaml(out) as Any[]).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
+}
+
+describe('operator against a real kube-apiserver', { skip: tools ? false : missing }, () => {
+  let cluster: TestCluster;
+  let kc: KubeConfig;
+  let operatorKc: KubeConfig;
+  let custom: CustomObjectsApi;
+  let apps: AppsV1Api;
+  let core: CoreV1Api;
+  let objects: KubernetesObjectApi;
+  let leader: RecognitionOperator | undefined;
+  let standby: RecognitionOperator | undefined;
+  let rbacFromChart = false;
+
+  const getRs = async (name = 'vision', ns = NS) =>
+    (await custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, name })) as RecognitionService;
+  const getDep = (name: string) => apps.readNamespacedDeployment({ name, namespace: NS });
+
+  before(async () => {
+    cluster = await startCluster(tools!);
+    kc = cluster.kubeConfig();
+    custom = kc.makeApiClient(CustomObjectsApi);
+    apps = kc.makeApiClient(AppsV1Api);
+    core = kc.makeApiClient(CoreV1Api);
+    objects = KubernetesObjectApi.makeApiClient(kc);
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+
+    // The CRD from crds/, and a minimal stand-in for Prometheus Operator's ServiceMonitor CRD.
+    for (const crd of [
+      ...yamlDocs(CRD_FILE),
+      {
+        apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+        spec: {
+          group: 'monitoring.coreos.com', scope: 'Namespaced',
+          names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        },
+      } as KubernetesObject,
+    ]) {
+      await ext.createCustomResourceDefinition({ body: crd as Any });
+      await eventually(async () => {
+        const got = await ext.readCustomResourceDefinition({ name: crd.metadata!.name! });
+        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+      }, `CRD ${crd.metadata!.name} established`);
+    }
+    for (const name of [NS, OP_NS]) await core.createNamespace({ body: { metadata: { name } } });
+
+    // Run the operator with exactly the chart's RBAC, when helm is there to render it.
+    operatorKc = kc;
+    if (tools!.helm) {
+      const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+      for (const doc of chartRbac(tools!.helm) as Any[]) {
+        if (doc.subjects) doc.subjects = [{ kind: 'User', name: cluster.restricted.name, apiGroup: 'rbac.authorization.k8s.io' }];
+        if (doc.kind === 'ClusterRole') await rbac.createClusterRole({ body: doc });
+        if (doc.kind === 'ClusterRoleBinding') await rbac.createClusterRoleBinding({ body: doc });
+        if (doc.kind === 'Role') await rbac.createNamespacedRole({ namespace: OP_NS, body: doc });
+        if (doc.kind === 'RoleBinding') await rbac.createNamespacedRoleBinding({ namespace: OP_NS, body: doc });
+      }
+      operatorKc = cluster.kubeConfig(cluster.restricted);
+      rbacFromChart = true;
+    }
+    leader = new RecognitionOperator({ kubeConfig: operatorKc, leaseNamespace: OP_NS, identity: 'operator-a', ...FAST });
+    await leader.start();
+    await eventually(async () => (leader!.isLeader ? true : undefined), 'operator-a to lead');
+  });
+
+  after(async () => {
+    await leader?.stop();
+    await standby?.stop();
+    await cluster?.stop();
+  });
+
+  test('create: every child exists, owned by the resource, with the right specs; status is written', async () => {
+    console.log(`# operator runs with ${rbacFromChart ? "the chart's least-privilege RBAC" : 'admin rights (helm not installed)'}`);
+    const sample = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+    sample.metadata.namespace = NS;
+    const created = (await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: sample })) as RecognitionService;
+
+    // The CRD's defaults and the code's agree.
+    assert.ok(sameJson(withDefaults({ ...sample, metadata: created.metadata }).spec, created.spec), 'CRD defaults = withDefaults()');
+
+    const owned = (o: Any) => {
+      assert.deepEqual(
+        o.metadata.ownerReferences.map((r: Any) => [r.kind, r.name, r.uid, r.controller, r.blockOwnerDeletion]),
+        [['RecognitionService', 'vision', created.metadata.uid, true, true]],
+        `${o.kind} ${o.metadata.name} owned by the resource`,
+      );
+      return o;
+    };
+    const read = (apiVersion: string, kind: string, name: string) =>
+      eventually(async () => owned(await objects.read({ apiVersion, kind, metadata: { name, namespace: NS } })), `${kind} ${name}`);
+
+    const api = (await read('apps/v1', 'Deployment', 'vision-api')) as V1Deployment;
+    const c = api.spec!.template.spec!.containers[0];
+    assert.equal(c.image, 'recognition-service:0.1.0');
+    assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
+    assert.equal(c.env?.find((e) => e.name === 'TRITON_URL')?.value, 'dns:///vision-triton.team-a.svc.cluster.local:8001');
+    assert.deepEqual(c.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef, { name: 'vision-secrets', key: 'DATABASE_URL' });
+    const triton = (await read('apps/v1', 'Deployment', 'vision-triton')) as V1Deployment;
+    assert.equal(triton.spec!.template.spec!.containers[0].resources?.limits?.['nvidia.com/gpu'], '1');
+    assert.deepEqual(triton.spec!.template.spec!.containers[0].envFrom, [{ secretRef: { name: 'vision-model-storage' } }]);
+    const svc = (await read('v1', 'Service', 'vision-triton')) as Any;
+    assert.equal(svc.spec.clusterIP, 'None');
+    await read('v1', 'Service', 'vision-api');
+    const hpa = (await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-api')) as Any;
+    assert.deepEqual([hpa.spec.minReplicas, hpa.spec.maxReplicas], [2, 10]);
+    await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-triton');
+    await read('policy/v1', 'PodDisruptionBudget', 'vision-api');
+    await read('policy/v1', 'PodDisruptionBudget', 'vision-triton');
+    const np = (await read('networking.k8s.io/v1', 'NetworkPolicy', 'vision-triton')) as Any;
+    assert.equal(np.spec.ingress[0].from[0].podSelector.matchLabels['app.kubernetes.io/component'], 'api');
+    await read('monitoring.coreos.com/v1', 'ServiceMonitor', 'vision');
+
+    const rs = await eventually(async () => {
+      const r = await getRs();
+      return r.status?.observedGeneration === r.metadata.generation && condition(r, 'Ready') ? r : undefined;
+    }, 'status written');
+    assert.equal(rs.status?.url, 'http://vision-api.team-a.svc:8080');
+    assert.equal(condition(rs, 'Ready')?.status, 'False');
+    assert.equal(condition(rs, 'Progressing')?.status, 'True');
+    assert.equal(rs.status?.triton?.endpoint, 'dns:///vision-triton.team-a.svc.cluster.local:8001');
+  });
+
+  test('spec change: children are updated in place; switched-off parts are removed', async () => {
+    const before = await getDep('vision-api');
+    await custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: NS, name: 'vision', body: { spec: { api: { image: 'recognition-service:0.2.0', replicas: { min: 3, max: 3 } }, triton: { gpus: 2 }, networkPolicy: { enabled: false } } } },
+      merge,
+    );
+    const after = await eventually(async () => {
+      const d = await getDep('vision-api');
+      return d.spec?.template.spec?.containers[0].image === 'recognition-service:0.2.0' ? d : undefined;
+    }, 'API image updated');
+    assert.equal(after.metadata?.uid, before.metadata?.uid, 'same Deployment, updated in place');
+    assert.equal(after.spec?.replicas, 3, 'no HPA when min = max: the Deployment holds the count');
+    await eventually(async () => ((await getDep('vision-triton')).spec?.template.spec?.containers[0].resources?.limits?.['nvidia.com/gpu'] === '2' ? true : undefined), 'GPU limit 2');
+    const hpas = kc.makeApiClient(AutoscalingV2Api);
+    await eventually(async () => ((await notFound(hpas.readNamespacedHorizontalPodAutoscaler({ name: 'vision-api', namespace: NS }))) ? true : undefined), 'API HPA removed');
+    const net = kc.makeApiClient(NetworkingV1Api);
+    await eventually(async () => ((await notFound(net.readNamespacedNetworkPolicy({ name: 'vision-triton', namespace: NS }))) ? true : undefined), 'NetworkPolicy removed');
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision', body: { spec: { networkPolicy: { enabled: true } } } }, merge);
+    await eventually(async () => ((await net.readNamespacedNetworkPolicy({ name: 'vision-triton', namespace: NS })) ? true : undefined), 'NetworkPolicy back');
+  });
+
+  test('a child deleted or edited by hand is restored', async () => {
+    const svc = await core.readNamespacedService({ name: 'vision-api', namespace: NS });
+    await core.deleteNamespacedService({ name: 'vision-api', namespace: NS });
+    const back = await eventually(async () => {
+      try {
+        const s = await core.readNamespacedService({ name: 'vision-api', namespace: NS });
+        return s.metadata?.uid !== svc.metadata?.uid ? s : undefined;
+      } catch (err) {
+        if (statusOf(err) === 404) return undefined;
+        throw err;
+      }
+    }, 'deleted Service recreated');
+    assert.equal(back.metadata?.ownerReferences?.[0]?.name, 'vision');
+
+    await apps.patchNamespacedDeployment(
+      {
+        name: 'vision-triton', namespace: NS, fieldManager: 'kubectl-edit',
+        body: { spec: { template: { spec: { containers: [{ name: 'triton', image: 'hand-edited:latest' }] } } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    await eventually(async () => {
+      const image = (await getDep('vision-triton')).spec?.template.spec?.containers[0].image;
+      return image === 'nvcr.io/nvidia/tritonserver:24.08-py3' ? true : undefined;
+    }, 'hand edit reverted');
+  });
+
+  test('status through a rollout: progressing → ready → degraded on a crash loop → ready again', async () => {
+    const setStatus = async (name: string, s: (d: V1Deployment) => Record<string, number>) => {
+      const d = await getDep(name);
+      await apps.patchNamespacedDeploymentStatus({ name, namespace: NS, body: { status: { observedGeneration: d.metadata?.generation, ...s(d) } } }, merge);
+    };
+    const want = (d: V1Deployment) => d.spec?.replicas ?? 1;
+    // Half-way: one replica updated, the old ones still there.
+    await setStatus('vision-api', (d) => ({ replicas: want(d) + 1, updatedReplicas: 1, readyReplicas: want(d), availableReplicas: want(d) }));
+    await setStatus('vision-triton', (d) => ({ replicas: want(d), updatedReplicas: want(d), readyReplicas: want(d), availableReplicas: want(d) }));
+    let rs = await eventually(async () => {
+      const r = await getRs();
+      return condition(r, 'TritonReady')?.status === 'True' && condition(r, 'Progressing')?.status === 'True' ? r : undefined;
+    }, 'Progressing while the API rolls out');
+    assert.equal(condition(rs, 'Ready')?.status, 'False');
+    assert.equal(condition(rs, 'ApiReady')?.status, 'False');
+
+    await setStatus('vision-api', (d) => ({ replicas: want(d), updatedReplicas: want(d), readyReplicas: want(d), availableReplicas: want(d) }));
+    rs = await eventually(async () => {
+      const r = await getRs();
+      return condition(r, 'Ready')?.status === 'True' ? r : undefined;
+    }, 'Ready once both roll out');
+    assert.equal(condition(rs, 'Progressing')?.status, 'False');
+    assert.equal(condition(rs, 'Degraded')?.status, 'False');
+    assert.equal(rs.status?.api?.summary, '3/3');
+
+    // A Triton pod that crash-loops (a model that will not load): the Deployment still counts it.
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: {
+          name: 'vision-triton-7d9f-x1',
+          labels: { 'app.kubernetes.io/name': 'recognition-service', 'app.kubernetes.io/instance': 'vision', 'app.kubernetes.io/component': 'triton', 'app.kubernetes.io/managed-by': 'recognition-operator' },
+        },
+        spec: { containers: [{ name: 'triton', image: 'nvcr.io/nvidia/tritonserver:24.08-py3' }] },
+      },
+    });
+    await core.patchNamespacedPodStatus(
+      {
+        name: 'vision-triton-7d9f-x1', namespace: NS,
+        body: {
+          status: {
+            phase: 'Running',
+            containerStatuses: [{
+              name: 'triton', image: 'nvcr.io/nvidia/tritonserver:24.08-py3', imageID: '', ready: false, restartCount: 4,
+              state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } },
+              lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+            }],
+          },
+        },
+      },
+      merge,
+    );
+    rs = await eventually(async () => {
+      const r = await getRs();
+      return condition(r, 'Degraded')?.status === 'True' ? r : undefined;
+    }, 'Degraded on crash loop');
+    assert.equal(condition(rs, 'Ready')?.status, 'False');
+    assert.equal(condition(rs, 'Ready')?.reason, 'CrashLoopBackOff');
+    assert.equal(condition(rs, 'TritonReady')?.status, 'False');
+    assert.equal(rs.status?.lastFailure?.component, 'triton');
+    assert.match(rs.status?.lastFailure?.message ?? '', /vision-triton-7d9f-x1.*CrashLoopBackOff/);
+
+    await core.deleteNamespacedPod({ name: 'vision-triton-7d9f-x1', namespace: NS, gracePeriodSeconds: 0 });
+    rs = await eventually(async () => {
+      const r = await getRs();
+      return condition(r, 'Ready')?.status === 'True' ? r : undefined;
+    }, 'Ready again');
+    assert.equal(rs.status?.lastFailure?.reason, 'CrashLoopBackOff', 'the last failure is kept');
+  });
+
+  test('status is written only when it changed', async () => {
+    const count = async () => ((await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'success')?.value ?? 0);
+    const rv = (await getRs()).metadata.resourceVersion;
+    const n = await count();
+    // An edit of a field the operator does not manage: a reconcile runs, nothing changes.
+    await core.patchNamespacedService({ name: 'vision-api', namespace: NS, body: { metadata: { annotations: { note: 'hello' } } } }, merge);
+    await eventually(async () => ((await count()) > n ? true : undefined), 'a reconcile after the edit');
+    assert.equal((await getRs()).metadata.resourceVersion, rv);
+  });
+
+  test('invalid resources are refused by the schema (CEL and OpenAPI validation)', async () => {
+    const base = () => yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+    const refused = async (mutate: (o: Any) => void, message: RegExp) => {
+      const o = base();
+      o.metadata.name = 'invalid';
+      mutate(o);
+      await assert.rejects(custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o }), (err: Any) => {
+        assert.equal(err.code, 422, String(err.body));
+        assert.match(String(err.body), message);
+        return true;
+      });
+    };
+    await refused((o) => (o.spec.api.replicas = { min: 5, max: 2 }), /api.replicas.min must be <= api.replicas.max/);
+    await refused((o) => (o.spec.triton.replicas = { min: 3, max: 1 }), /triton.replicas.min must be <= triton.replicas.max/);
+    await refused((o) => (o.spec.triton.storageUri = 'http://models.example/repo'), /storageUri must be s3/);
+    await refused((o) => Object.assign(o.spec.triton, { modelControlMode: 'none', models: ['centernet'] }), /only be listed with modelControlMode explicit/);
+    await refused((o) => (o.spec.podDisruptionBudget = { maxUnavailable: 'half' }), /maxUnavailable must be/);
+    await refused((o) => delete o.spec.api.image, /image: Required value/);
+    await refused((o) => (o.spec.triton.gpus = -1), /gpus/);
+    await refused((o) => (o.spec.api.port = o.spec.api.metricsPort = 9000), /must differ/);
+    assert.ok(await notFound(custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'invalid' })));
+  });
+
+  test('two operators: one leader; the standby takes over when the leader stops', async () => {
+    standby = new RecognitionOperator({ kubeConfig: operatorKc, leaseNamespace: OP_NS, identity: 'operator-b', health: { host: '127.0.0.1', port: 0 }, ...FAST });
+    await standby.start();
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    // Several renew periods later the first still leads and the second waits.
+    await eventually(async () => ((await leader!.metrics.reconciles.get()).values.length > 0 ? true : undefined), 'leader active');
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, FAST.leaseTiming.retryPeriodMs));
+      assert.equal(leader!.isLeader, true);
+      assert.equal(standby.isLeader, false);
+    }
+    assert.equal((await leases.readNamespacedLease({ name: 'recognition-operator-leader', namespace: OP_NS })).spec?.holderIdentity, 'operator-a');
+    const ready = await fetch(`http://127.0.0.1:${standby.healthPort}/readyz`);
+    assert.equal(ready.status, 200, 'a synced standby is ready');
+
+    await leader!.stop();
+    leader = undefined;
+    await eventually(async () => (standby!.isLeader ? true : undefined), 'operator-b takes over');
+    const lease = await leases.readNamespacedLease({ name: 'recognition-operator-leader', namespace: OP_NS });
+    assert.equal(lease.spec?.holderIdentity, 'operator-b');
+    assert.ok((lease.spec?.leaseTransitions ?? 0) >= 1);
+
+    // The new leader does the work: a deleted child comes back.
+    await apps.deleteNamespacedDeployment({ name: 'vision-api', namespace: NS });
+    await eventually(async () => ((await getDep('vision-api')).metadata?.ownerReferences?.[0]?.name === 'vision' ? true : undefined), 'restored by operator-b');
+    const metrics = await (await fetch(`http://127.0.0.1:${standby.healthPort}/metrics`)).text();
+    assert.match(metrics, /recognition_operator_reconcile_total\{result="success"\} [1-9]/);
+    assert.match(metrics, /recognition_operator_leader 1/);
+  });
+
+  test('server-side dry-run of every sample and of the rendered charts', async () => {
+    const docs: Array<{ from: string; obj: Any }> = [];
+    for (const f of fs.readdirSync(SAMPLES).filter((f) => f.endsWith('.yaml'))) {
+      for (const obj of yamlDocs(path.join(SAMPLES, f))) docs.push({ from: `crds/samples/${f}`, obj });
+    }
+    if (tools!.helm) {
+      for (const chart of ['recognition-operator', 'recognition-service-sample']) {
+        const out = execFileSync(tools!.helm, ['template', 'rec', path.join(ROOT, 'charts', chart), '--namespace', NS, '--include-crds'], { encoding: 'utf8' });
+        for (const obj of loadAllYaml(out).filter(Boolean)) docs.push({ from: `charts/${chart}`, obj });
+      }
+    }
+    assert.ok(docs.length >= 5);
+    if (tools!.kubectl) {
+      // kubectl apply --dry-run=server, as an SRE would.
+      const file = path.join(cluster.dir, 'all.yaml');
+      fs.writeFileSync(file, docs.map((d) => JSON.stringify({ ...d.obj, metadata: { ...d.obj.metadata, namespace: d.obj.kind === 'CustomResourceDefinition' || d.obj.kind?.startsWith('Cluster') ? undefined : NS } })).join('\n---\n'));
+      const out = execFileSync(tools!.kubectl, ['--kubeconfig', cluster.kubeConfigFile(), 'apply', '--dry-run=server', '--server-side', '--force-conflicts', '-f', file], { encoding: 'utf8' });
+      assert.equal(out.trim().split('\n').length, docs.length, out);
+      assert.ok(out.split('\n').filter(Boolean).every((l) => l.includes('(server dry run)')), out);
+    } else {
+      for (const { from, obj } of docs) {
+        const o = { ...obj, metadata: { ...obj.metadata, namespace: obj.kind === 'CustomResourceDefinition' || obj.kind.startsWith('Cluster') ? undefined : NS } };
+        await assert.doesNotReject(objects.patch(o, undefined, 'All', 'dry-run-test', true, PatchStrategy.ServerSideApply), `${from}: ${obj.kind} ${obj.metadata.name}`);
+      }
+    }
+  });
+});
