@@ -204,12 +204,17 @@ export async function sourceHash(source: { json: string; bin: string }, modelNam
   h.update(`layout ${LAYOUT_VERSION}\nname ${modelName}\n`);
   for (const f of [source.json, source.bin]) {
     h.update(`${path.basename(f)}\n`);
-    h.update(await readFile(f));
+    try {
+      h.update(await readFile(f));
+    } catch (err) {
+      throw new Error(`cannot read the source model ${f}: ${(err as Error).message} (is @vladmandic/human installed? run npm ci)`, { cause: err });
+    }
   }
   const here = path.dirname(fileURLToPath(import.meta.url));
   for (const name of CONVERTER_SOURCES) {
-    // .ts when run from the sources, .js when run from the build: hash whichever is here.
-    const file = await firstExisting([path.join(here, `${name}.ts`), path.join(here, `${name}.js`)]);
+    // The TypeScript source whether we run from src/ or from the build in dist/ (so both
+    // agree on the hash); the built .js only where the sources are not shipped.
+    const file = await firstExisting([path.join(here, `${name}.ts`), path.join(here, '..', '..', 'src', 'models', `${name}.ts`), path.join(here, `${name}.js`)]);
     h.update(`${name}\n`);
     if (file) h.update(await readFile(file));
   }

@@ -62,14 +62,25 @@ export class GraphModelError extends Error {
 
 /** Loads model.json and its shards (resolved next to it) and dequantizes the weights. */
 export async function loadGraphModel(jsonPath: string): Promise<LoadedGraphModel> {
-  const json = JSON.parse(await readFile(jsonPath, 'utf8')) as GraphModelJson;
+  let json: GraphModelJson;
+  try {
+    json = JSON.parse(await readFile(jsonPath, 'utf8')) as GraphModelJson;
+  } catch (err) {
+    throw new GraphModelError(`cannot read the graph model ${jsonPath}: ${(err as Error).message}`, { cause: err });
+  }
   if (!json?.modelTopology?.node || !Array.isArray(json.weightsManifest)) {
     throw new GraphModelError(`${jsonPath}: not a TensorFlow.js graph model (no modelTopology.node / weightsManifest)`);
   }
   const dir = path.dirname(jsonPath);
   const weights = new Map<string, Weight>();
   for (const group of json.weightsManifest) {
-    const shards = await Promise.all(group.paths.map((p) => readFile(path.join(dir, p))));
+    const shards = await Promise.all(
+      group.paths.map((p) =>
+        readFile(path.join(dir, p)).catch((err: Error) => {
+          throw new GraphModelError(`cannot read weight shard ${p} of ${jsonPath}: ${err.message}`, { cause: err });
+        }),
+      ),
+    );
     decodeWeights(group.weights, Buffer.concat(shards), weights, jsonPath);
   }
   return { json, nodes: json.modelTopology.node, weights };

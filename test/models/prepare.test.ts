@@ -90,6 +90,28 @@ describe('prepareModel', () => {
     await assert.rejects(prepareModel({ repository: path.join(root, 'repo-f'), modelName: '../x', cacheDir }), /invalid model name/);
   });
 
+  test('a missing source model is a clear error, and nothing is left behind', async () => {
+    const repository = path.join(root, 'repo-g');
+    await assert.rejects(
+      prepareModel({ repository, cacheDir: null, source: { json: path.join(root, 'nope.json'), bin: path.join(root, 'nope.bin') } }),
+      /cannot read the source model .*nope\.json.*npm ci/,
+    );
+    await assert.rejects(stat(repository), { code: 'ENOENT' });
+  });
+
+  test('a corrupt graph fails the conversion without touching the prepared model', async () => {
+    const repository = path.join(root, 'repo-a');
+    const good = await prepareModel({ repository, cacheDir });
+    const before = await readFile(good.modelPath);
+    const json = path.join(root, 'bad.json');
+    const bin = path.join(root, 'bad.bin');
+    await writeFile(json, '{"modelTopology": ');
+    await writeFile(bin, '');
+    await assert.rejects(prepareModel({ repository, cacheDir, source: { json, bin } }), /cannot read the graph model .*bad\.json/);
+    assert.ok((await readFile(good.modelPath)).equals(before));
+    assert.equal((await prepareModel({ repository, cacheDir })).upToDate, true);
+  });
+
   test('the cache lives under XDG_CACHE_HOME, else ~/.cache', () => {
     assert.equal(defaultModelCacheDir({ XDG_CACHE_HOME: '/x/cache' }, '/home/u'), '/x/cache/recognition-service/models');
     assert.equal(defaultModelCacheDir({}, '/home/u'), '/home/u/.cache/recognition-service/models');

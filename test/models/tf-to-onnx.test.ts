@@ -122,6 +122,24 @@ describe('TF.js graph → ONNX converter', () => {
     await checkAgainstTfjs(g, x, [1, 4, 4, 6], [det, s2, s3, s4, s5, s6, pos, rowF]);
   });
 
+  test('tensors whose batch of 1 was folded away still batch per sample', { timeout: 120_000 }, async () => {
+    const g = new GraphFixture();
+    const x = g.placeholder('x', [1, 4, 3]);
+    const folded = g.op('folded', 'Reshape', [x, g.const('folded/shape', [2], [4, 3], 'int32')]); // no batch axis left
+    const mixed = g.op('mixed', 'Add', [x, folded]); // [1,4,3] + [4,3]
+    const wide = g.op('wide', 'Mul', [mixed, g.const('rows', [2, 1, 1], [1, -2])]); // broadcasts to [2,4,3]
+    const out1 = g.op('out1', 'Reshape', [wide, g.const('out1/shape', [2], [1, -1], 'int32')]);
+    const front = g.op('front', 'ExpandDims', [x, g.const('d0', [], [0], 'int32')]); // [1,1,4,3]
+    const mean = g.op('mean', 'Mean', [front, g.const('last', [1], [-1], 'int32')], { keep_dims: attr.bool(false) }); // [1,1,4]
+    const picked = g.op('picked', 'GatherV2', [x, g.const('cols', [2], [2, 0], 'int32'), g.const('ax2', [], [2], 'int32')], { batch_dims: attr.int(0) }); // [1,4,2]
+    const codes = g.op('codes', 'Cast', [g.op('pos', 'Reshape', [g.op('ge', 'Equal', [x, x]), g.const('pos/shape', [1], [-1], 'int32')])], { SrcT: attr.type('DT_BOOL'), DstT: attr.type('DT_INT32') }); // [12] of 1s
+    const looked = g.op('looked', 'GatherV2', [g.const('table', [2, 2], [10, 20, 30, 40]), codes, g.const('ax0', [], [0], 'int32')], { batch_dims: attr.int(0) }); // [12,2]
+    const out2 = g.op('out2', 'ConcatV2', [folded, g.op('sq', 'Reshape', [picked, g.const('sq/shape', [2], [4, 2], 'int32')]), g.const('cax', [], [1], 'int32')], { N: attr.int(2) }); // [4,5]
+    const out3 = g.op('out3', 'Reshape', [looked, g.const('out3/shape', [3], [1, 12, 2], 'int32')]);
+    const out4 = g.op('out4', 'Reshape', [out2, g.const('out4/shape', [3], [1, 4, 5], 'int32')]);
+    await checkAgainstTfjs(g, x, [1, 4, 3], [out1, mean, out3, out4]);
+  });
+
   test('every op of the shipped CenterNet graph is supported', async () => {
     const graph = await loadGraphModel(centernetSourceFiles().json);
     const ops = new Set(graph.nodes.map((n) => n.op));
