@@ -20,6 +20,7 @@
 # It serves the fixture images on a loopback static server for URL mode (unless
 # IMAGE_BASE_URL is set: a deployment elsewhere must be able to fetch from it, and the
 # service must allow it in IMAGE_FETCH_ALLOW_CIDRS, e.g. 127.0.0.0/8 on one machine).
+# SERVER_CMD overrides `npm start` for --start (e.g. "node --import tsx src/server.ts").
 # Scenario settings (RATE, DURATION, OP, ...) go as environment variables or `-- -e K=V`.
 # Results: load-tests/results/<scenario>-<UTC time>.{json,txt}. Exit code: k6's (99 when
 # a threshold was crossed), except for stress, where crossing one is the expected finding.
@@ -104,7 +105,7 @@ if $start; then
   export DATA_DIR=$work/data
   log "starting the service on $target (DATA_DIR $DATA_DIR, log $work/server.log)"
   spawn "$work/server.log" env PORT="$port" HOST=127.0.0.1 PUBLIC_BASE_URL="$target" \
-    IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 LOG_LEVEL="${LOG_LEVEL:-warn}" npm start
+    IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-npm start}
   server_pid=${pids[-1]}
   if ! wait_for "the service" "${START_TIMEOUT:-300}" "$server_pid" http_ok "$target/readyz"; then
     tail -n 40 "$work/server.log" >&2; exit 1
