@@ -5,6 +5,7 @@ import { register as serve } from './serve.js';
 import { register as db } from './db.js';
 import { register as orgs } from './orgs.js';
 import { register as keys } from './keys.js';
+import { register as inferenceServer } from './inference-server.js';
 
 /** Every `recog` sub-command; one module each. */
-export const commands: Array<(program: Command) => void> = [serve, db, orgs, keys, model, operator];
+export const commands: Array<(program: Command) => void> = [serve, db, orgs, keys, model, operator, inferenceServer];

@@ -1,0 +1,146 @@
+/**
+ * The local KServe v2 inference server: serves a Triton model repository over the same
+ * gRPC service as Triton (inference.GRPCInferenceService), plus HTTP health, metadata and
+ * statistics, with dynamic batching per model. For tests, local multi-process setups and
+ * CPU-only deployments; production can swap it for a stock Triton without any change.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import type { InferenceBackend } from '../backend.js';
+import { inferenceService } from '../triton/proto.js';
+import type { ModelStatisticsMsg } from '../triton/messages.js';
+import { inferenceHandlers, type ServerState } from './grpc-service.js';
+import { handleHttp } from './http-endpoints.js';
+import { discoverModels, type RepositoryModel } from './model-repository.js';
+import { ServedModel } from './served-model.js';
+
+export interface V2ServerOptions {
+  modelRepository: string;
+  /** Interface to listen on; default 0.0.0.0 (use 127.0.0.1 for loopback only). */
+  host?: string;
+  /** gRPC port; default 8001 (Triton's); 0 picks a free one. */
+  grpcPort?: number;
+  /** HTTP port for health and stats; default 8000 (Triton's); 0 picks a free one; null: none. */
+  httpPort?: number | null;
+  /** Overrides every model's max_queue_delay_microseconds. */
+  maxQueueDelayUs?: number;
+  /** Serve only these models of the repository (default: all). */
+  models?: string[];
+  /** Builds the backend that runs one model version (not started; the server starts it). */
+  createBackend(model: RepositoryModel): InferenceBackend;
+  log?: (message: string) => void;
+}
+
+export interface V2Server {
+  readonly grpcPort: number;
+  readonly httpPort: number | undefined;
+  /** host:port for TRITON_URL. */
+  readonly grpcAddress: string;
+  statistics(name?: string): ModelStatisticsMsg[];
+  /**
+   * Stops: not ready at once, refuses new calls, lets calls in flight finish for up to
+   * `graceMs` (default 10 s), then cuts the rest. graceMs 0 is an abrupt stop (a crash).
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+/** Loads every model, then listens. Rejects (after unloading) if a model cannot load. */
+export async function startV2Server(options: V2ServerOptions): Promise<V2Server> {
+  const log = options.log ?? (() => {});
+  const host = options.host ?? '0.0.0.0';
+  const found = await discoverModels(options.modelRepository, options.models);
+  const models = new Map<string, ServedModel>();
+  let live = true;
+  let accepting = false;
+
+  try {
+    for (const rm of found) {
+      const model = new ServedModel({ config: rm.config, version: rm.version, backend: options.createBackend(rm), maxQueueDelayUs: options.maxQueueDelayUs });
+      models.set(rm.config.name, model);
+      await model.load();
+      log(`model ${rm.config.name} version ${rm.version} loaded (max_batch_size ${rm.config.maxBatchSize}, max queue delay ${options.maxQueueDelayUs ?? rm.config.dynamicBatching?.maxQueueDelayUs ?? 0} µs)`);
+    }
+  } catch (err) {
+    await Promise.allSettled([...models.values()].map((m) => m.unload()));
+    throw err;
+  }
+
+  const state: ServerState = {
+    live: () => live,
+    ready: () => accepting && [...models.values()].every((m) => m.isReady()),
+    model: (name) => models.get(name),
+    models: () => [...models.values()],
+  };
+
+  const largest = Math.max(4 * 1024 * 1024, ...[...models.values()].map((m) => m.maxRequestBytes() + 64 * 1024));
+  const grpcServer = new grpc.Server({
+    'grpc.max_receive_message_length': largest,
+    'grpc.max_send_message_length': -1,
+    // Accept the client's keepalive PINGs during calls (see triton/client.ts).
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  grpcServer.addService(inferenceService().service, inferenceHandlers(state));
+  let grpcPort: number;
+  try {
+    grpcPort = await new Promise<number>((resolve, reject) =>
+      grpcServer.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${options.grpcPort ?? 8001}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+    );
+  } catch (err) {
+    await Promise.allSettled([...models.values()].map((m) => m.unload()));
+    throw err;
+  }
+
+  let httpServer: http.Server | undefined;
+  let httpPort: number | undefined;
+  if (options.httpPort !== null) {
+    httpServer = http.createServer((req, res) => handleHttp(state, req, res));
+    httpServer.keepAliveTimeout = 5_000;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        httpServer!.once('error', reject);
+        httpServer!.listen(options.httpPort ?? 8000, host, () => resolve());
+      });
+    } catch (err) {
+      grpcServer.forceShutdown();
+      await Promise.allSettled([...models.values()].map((m) => m.unload()));
+      throw err;
+    }
+    httpPort = (httpServer.address() as AddressInfo).port;
+  }
+  accepting = true;
+  log(`v2 inference server: gRPC on ${host}:${grpcPort}${httpPort !== undefined ? `, HTTP on ${host}:${httpPort}` : ''}`);
+
+  let closing: Promise<void> | undefined;
+  const close = async (graceMs: number): Promise<void> => {
+    accepting = false; // ServerReady / ModelReady / /v2/health/ready go false at once
+    if (graceMs <= 0) {
+      grpcServer.forceShutdown();
+      for (const m of models.values()) m.batcher.abortQueued('the server stopped');
+    } else {
+      // tryShutdown refuses new calls and waits for those in flight (which wait for their batch).
+      const drained = new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
+      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
+      if ((await Promise.race([drained, timer])) === 'timeout') {
+        log(`shutdown: calls still running after ${graceMs} ms, cutting them`);
+        grpcServer.forceShutdown();
+        for (const m of models.values()) m.batcher.abortQueued('the server stopped');
+      }
+    }
+    live = false;
+    await Promise.allSettled([...models.values()].map((m) => m.unload()));
+    if (httpServer) {
+      httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
+    }
+    log('v2 inference server stopped');
+  };
+
+  return {
+    grpcPort,
+    httpPort,
+    grpcAddress: `${host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${grpcPort}`,
+    statistics: (name) => [...models.values()].filter((m) => name === undefined || m.name === name).map((m) => m.stats.snapshot()),
+    close: (o = {}) => (closing ??= close(o.graceMs ?? 10_000)),
+  };
+}
