@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
 import { registerOpenApi } from './api/openapi.js';
@@ -47,6 +47,8 @@ export interface AppDeps {
 
 export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
+  /** An existing pino logger (server.ts); wins over `logger`. */
+  loggerInstance?: FastifyBaseLogger;
   /** Sweep abandoned QUEUED/PROCESSING requests at start and every `sweepIntervalMs` (default on). */
   sweepAbandoned?: boolean;
   sweepIntervalMs?: number;
@@ -61,7 +63,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const { config, db } = deps;
   const instanceId = deps.instanceId ?? randomBytes(8).toString('hex');
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimitBytes,
     // Our own 503 (with error_code) replaces Fastify's bare one while draining.
     return503OnClosing: false,
@@ -80,6 +82,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       void reply.header('Connection', 'close');
       throw new ApiError('SERVICE_UNAVAILABLE');
     }
+  });
+  // Responses finished while draining close their keep-alive connection, so close() is not
+  // held up by idle sockets until the keep-alive timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) void reply.header('Connection', 'close');
   });
 
   const requests = new PgRequestRepository(db, instanceId);

@@ -36,7 +36,7 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
     if (applied.length > 0) logger.info({ applied }, 'database migrated');
     services = await createServices(config, database.db, logger);
     const instanceId = randomBytes(8).toString('hex');
-    const app = await buildApp({ ...services, instanceId }, { logger: logger as never });
+    const app = await buildApp({ ...services, instanceId }, { loggerInstance: logger });
     await app.listen({ port: config.port, host: config.host });
     const svc = services;
     let closing: Promise<{ drained: boolean }> | undefined;

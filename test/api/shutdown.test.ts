@@ -1,0 +1,101 @@
+/** Graceful shutdown on a real listening server: in-flight work finishes, new work is refused, pools close. */
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { startServer } from '../../src/server.js';
+import { createDb } from '../../src/store/db.js';
+import { createKey } from '../../src/store/keys.js';
+import { createOrg } from '../../src/store/orgs.js';
+import { testConfig } from '../helpers/app.js';
+import { startImageServer, type ImageServer } from '../helpers/image-server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
+
+let images: ImageServer;
+let database: TestDatabase;
+let dataDir: string;
+
+before(async () => {
+  images = await startImageServer();
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'recog-shutdown-'));
+  await chmod(dataDir, 0o755);
+});
+after(async () => {
+  await images?.close();
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function waitForRow(db: ReturnType<typeof createDb>, externalId: string) {
+  for (let i = 0; i < 200; i++) {
+    const row = await db('requests').where({ external_id: externalId }).first();
+    if (row) return row;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the request never started');
+}
+
+test('SIGTERM path: the in-flight request completes, new connections are refused, pools close', { timeout: 120_000 }, async () => {
+  const config = testConfig(database.url, dataDir, { PORT: '0', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: '20000' });
+  const server = await startServer(config);
+  const observer = createDb(database.url);
+  try {
+    const org = await createOrg(server.database.db, { name: 'shutdown' });
+    const { key } = await createKey(server.database.db, { orgId: org.id, name: 'k', monthlyQuota: 100 });
+    const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
+
+    const inFlight = fetch(`${base}/v1/cv/requests/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ external_id: 'in-flight', image_url: images.url('/slow?ms=1500') }),
+    });
+    await waitForRow(observer, 'in-flight');
+    const stopping = server.shutdown('test');
+
+    // New work is refused while draining.
+    const late = await fetch(`${base}/healthz`).then(
+      (r) => r.status,
+      () => 'refused',
+    );
+    assert.ok(late === 'refused' || late === 503, String(late));
+
+    const res = await inFlight;
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { status: string };
+    assert.equal(body.status, 'DONE');
+    assert.deepEqual(await stopping, { drained: true });
+    await assert.rejects(server.database.db.raw('select 1'), 'the pool is closed');
+    const row = await observer('requests').where({ external_id: 'in-flight' }).first();
+    assert.equal(row.status, 'DONE');
+  } finally {
+    await server.shutdown('cleanup');
+    await observer.destroy();
+  }
+});
+
+test('past the drain bound, unfinished requests are marked ERROR before the pools close', { timeout: 120_000 }, async () => {
+  const config = testConfig(database.url, dataDir, { PORT: '0', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: '300' });
+  const server = await startServer(config);
+  const observer = createDb(database.url);
+  try {
+    const org = await createOrg(server.database.db, { name: 'shutdown-bound' });
+    const { key } = await createKey(server.database.db, { orgId: org.id, name: 'k', monthlyQuota: 100 });
+    const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
+    const inFlight = fetch(`${base}/v1/cv/requests/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ external_id: 'cut-off', image_url: images.url('/slow?ms=20000') }),
+    }).catch(() => 'connection closed');
+    await waitForRow(observer, 'cut-off');
+    assert.deepEqual(await server.shutdown('test'), { drained: false });
+    await inFlight;
+    const row = await observer('requests').where({ external_id: 'cut-off' }).first();
+    assert.equal(row.status, 'ERROR');
+    assert.match(row.error, /shut down/);
+  } finally {
+    await server.shutdown('cleanup');
+    await observer.destroy();
+  }
+});
