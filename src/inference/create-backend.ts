@@ -1,0 +1,15 @@
+/** Chooses the inference backend from the configuration (composition root helper). */
+import path from 'node:path';
+import type { Config } from '../config.js';
+import type { InferenceBackend } from './backend.js';
+import { OnnxRuntimeBackend } from './onnxruntime-backend.js';
+
+/** Not started: the caller runs start() and close(). */
+export function createInferenceBackend(config: Config): InferenceBackend {
+  return new OnnxRuntimeBackend({
+    modelPath: path.join(config.modelRepository, config.modelName, '1', 'model.onnx'),
+    modelName: config.modelName,
+    modelVersion: '1',
+    threads: config.inferenceThreads,
+  });
+}

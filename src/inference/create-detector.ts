@@ -1,0 +1,21 @@
+/** Builds the detector the service and the CLI use: catalog + started backend + Detector. */
+import type { Config } from '../config.js';
+import { loadCatalog } from '../models/catalog.js';
+import type { ObjectDetector } from '../recognition/detection.js';
+import type { InferenceBackend } from './backend.js';
+import { createInferenceBackend } from './create-backend.js';
+import { Detector } from './detector.js';
+
+/** The caller owns the backend: close it on shutdown. */
+export async function createDetector(config: Config): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
+  const catalog = await loadCatalog(config.modelCatalog);
+  const backend = createInferenceBackend(config);
+  await backend.start();
+  try {
+    const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
+    return { detector, backend };
+  } catch (err) {
+    await backend.close();
+    throw err;
+  }
+}

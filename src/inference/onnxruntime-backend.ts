@@ -1,0 +1,303 @@
+/**
+ * The embedded inference backend: one ONNX Runtime session (CPU execution provider) on a
+ * worker thread, fed by a FIFO queue, so one inference runs at a time with every
+ * configured thread, and the CPU is never oversubscribed by parallel sessions. A caller
+ * whose deadline passes or whose signal aborts while queued is rejected without running.
+ */
+import { Worker } from 'node:worker_threads';
+import os from 'node:os';
+import {
+  InferenceError,
+  type InferenceBackend,
+  type InferOptions,
+  type ModelMetadata,
+  type Tensor,
+  type TensorDataType,
+  type TensorSpec,
+} from './backend.js';
+import type { WireSpec, WireTensor, WorkerInit, WorkerReply } from './onnxruntime-worker.js';
+
+export interface OnnxRuntimeBackendOptions {
+  /** Path of model.onnx. */
+  modelPath: string;
+  /** Reported in metadata(). */
+  modelName: string;
+  modelVersion?: string;
+  /** ORT intra-op threads; default: all cores. */
+  threads?: number;
+  /** Callers allowed to wait; more are refused with RESOURCE_EXHAUSTED. Default 256. */
+  maxQueue?: number;
+  /** Let idle ORT threads spin-wait (lower latency alone, but steals CPU from decoding). Default false. */
+  spin?: boolean;
+}
+
+const ORT_TO_KSERVE: Record<string, TensorDataType> = {
+  float32: 'FP32',
+  float16: 'FP16',
+  int64: 'INT64',
+  int32: 'INT32',
+  uint8: 'UINT8',
+  bool: 'BOOL',
+};
+const KSERVE_TO_ORT: Record<TensorDataType, string> = {
+  FP32: 'float32',
+  FP16: 'float16',
+  INT64: 'int64',
+  INT32: 'int32',
+  UINT8: 'uint8',
+  BOOL: 'bool',
+};
+const ARRAY_OF: Record<TensorDataType, new (...args: never[]) => unknown> = {
+  FP32: Float32Array,
+  FP16: Uint16Array,
+  INT64: BigInt64Array,
+  INT32: Int32Array,
+  UINT8: Uint8Array,
+  BOOL: Uint8Array,
+};
+
+interface Job {
+  inputs: WireTensor[];
+  options: InferOptions;
+  resolve(outputs: Map<string, Tensor>): void;
+  reject(err: InferenceError): void;
+  /** Set once the caller has its answer; a late worker reply is then dropped. */
+  settled: boolean;
+  cleanup(): void;
+}
+
+type State = 'new' | 'starting' | 'ready' | 'failed' | 'closed';
+
+export class OnnxRuntimeBackend implements InferenceBackend {
+  readonly kind = 'onnxruntime' as const;
+  private readonly threads: number;
+  private readonly maxQueue: number;
+  private state: State = 'new';
+  private worker?: Worker;
+  private meta?: ModelMetadata;
+  private readonly queue: Job[] = [];
+  /** The job on the worker and its request id. */
+  private running?: { id: number; job: Job };
+  private nextId = 1;
+  private runs = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly options: OnnxRuntimeBackendOptions) {
+    this.threads = options.threads ?? os.availableParallelism();
+    this.maxQueue = options.maxQueue ?? 256;
+  }
+
+  /** Callers waiting for the session (not counting the one running). */
+  get queueDepth(): number {
+    return this.queue.length;
+  }
+
+  /** Inferences the session has finished since start (warm-up excluded). */
+  get completedRuns(): number {
+    return this.runs;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new InferenceError('INTERNAL', `the ONNX Runtime backend cannot start from state ${this.state}`);
+    this.state = 'starting';
+    const init: WorkerInit = { modelPath: this.options.modelPath, threads: this.threads, spin: this.options.spin ?? false };
+    const worker = spawnWorker(init);
+    this.worker = worker;
+    // Listeners are removed one by one: Worker.removeAllListeners() would also drop
+    // Node's own and silently stop message delivery.
+    const startup: Array<[string, (...args: any[]) => void]> = [];
+    try {
+      const ready = await new Promise<Extract<WorkerReply, { kind: 'ready' }>>((resolve, reject) => {
+        const onMessage = (m: WorkerReply): void => (m.kind === 'ready' ? resolve(m) : reject(new Error(m.kind === 'failed' ? m.message : `unexpected ${m.kind}`)));
+        const onExit = (code: number): void => reject(new Error(`worker exited with code ${code}`));
+        startup.push(['message', onMessage], ['error', reject], ['exit', onExit]);
+        for (const [event, fn] of startup) worker.on(event, fn);
+      });
+      this.meta = {
+        name: this.options.modelName,
+        version: this.options.modelVersion ?? '1',
+        platform: 'onnxruntime_onnx',
+        inputs: ready.inputs.map(toSpec),
+        outputs: ready.outputs.map(toSpec),
+      };
+    } catch (err) {
+      this.state = 'failed';
+      await worker.terminate();
+      throw new InferenceError('MODEL_NOT_READY', `cannot load the model ${this.options.modelPath}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      for (const [event, fn] of startup) worker.off(event, fn);
+    }
+    worker.on('message', (m: WorkerReply) => this.onReply(m));
+    worker.on('error', (err) => this.onWorkerDeath(`the inference thread failed: ${err.message}`));
+    worker.on('exit', (code) => this.onWorkerDeath(`the inference thread exited (code ${code})`));
+    this.state = 'ready';
+  }
+
+  metadata(): ModelMetadata {
+    if (this.meta === undefined) throw new InferenceError('MODEL_NOT_READY', 'the model is not loaded yet (call start())');
+    return this.meta;
+  }
+
+  async ready(): Promise<boolean> {
+    return this.state === 'ready';
+  }
+
+  infer(inputs: Tensor[], options: InferOptions = {}): Promise<Map<string, Tensor>> {
+    if (this.state !== 'ready') {
+      return Promise.reject(new InferenceError(this.state === 'failed' ? 'UNAVAILABLE' : 'MODEL_NOT_READY', `the ONNX Runtime backend is ${this.state === 'failed' ? 'down' : this.state === 'closed' ? 'closed' : 'not started'}`));
+    }
+    let wire: WireTensor[];
+    try {
+      wire = this.validate(inputs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const early = rejection(options);
+    if (early) return Promise.reject(early);
+    if (this.queue.length >= this.maxQueue) {
+      return Promise.reject(new InferenceError('RESOURCE_EXHAUSTED', `${this.queue.length} inferences are already waiting`));
+    }
+
+    return new Promise<Map<string, Tensor>>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => giveUp(new InferenceError('CANCELLED', 'inference cancelled by the caller'));
+      const job: Job = {
+        inputs: wire,
+        options,
+        settled: false,
+        resolve: (v) => {
+          if (job.settled) return;
+          job.settled = true;
+          job.cleanup();
+          resolve(v);
+        },
+        reject: (e) => {
+          if (job.settled) return;
+          job.settled = true;
+          job.cleanup();
+          reject(e);
+        },
+        cleanup: () => {
+          if (timer) clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      // Queued: leave the queue without running. Running: answer the caller now; the
+      // session finishes the run (ORT cannot stop it) and its result is dropped.
+      const giveUp = (err: InferenceError): void => {
+        const at = this.queue.indexOf(job);
+        if (at >= 0) this.queue.splice(at, 1);
+        job.reject(err);
+      };
+      if (options.deadline !== undefined) {
+        timer = setTimeout(() => giveUp(new InferenceError('DEADLINE_EXCEEDED', 'the inference deadline passed')), Math.max(0, options.deadline - Date.now()));
+      }
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasReady = this.state === 'ready';
+    this.state = 'closed';
+    for (const job of this.queue.splice(0)) job.reject(new InferenceError('UNAVAILABLE', 'the inference backend is shutting down'));
+    // Let the run in progress finish, so its caller gets its answer.
+    if (wasReady && this.running) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) await worker.terminate();
+  }
+
+  /** Checks names, types and shapes against the model, so ORT never sees a bad input. */
+  private validate(inputs: Tensor[]): WireTensor[] {
+    const meta = this.metadata();
+    const byName = new Map(inputs.map((t) => [t.name, t]));
+    if (byName.size !== inputs.length) throw new InferenceError('INVALID_INPUT', 'an input tensor is given twice');
+    for (const t of inputs) {
+      if (!meta.inputs.some((s) => s.name === t.name)) throw new InferenceError('INVALID_INPUT', `the model has no input named "${t.name}" (inputs: ${meta.inputs.map((s) => s.name).join(', ')})`);
+    }
+    return meta.inputs.map((spec) => {
+      const t = byName.get(spec.name);
+      if (t === undefined) throw new InferenceError('INVALID_INPUT', `missing input tensor "${spec.name}"`);
+      if (t.datatype !== spec.datatype) throw new InferenceError('INVALID_INPUT', `input "${spec.name}" must be ${spec.datatype}, got ${t.datatype}`);
+      const shapeOk = t.shape.length === spec.shape.length && t.shape.every((d, i) => Number.isInteger(d) && d > 0 && (spec.shape[i] === -1 || spec.shape[i] === d));
+      if (!shapeOk) throw new InferenceError('INVALID_INPUT', `input "${spec.name}" has shape [${t.shape.join(',')}], the model takes [${spec.shape.join(',')}]`);
+      const count = t.shape.reduce((a, b) => a * b, 1);
+      if (!(t.data instanceof ARRAY_OF[t.datatype]) || t.data.length !== count) {
+        throw new InferenceError('INVALID_INPUT', `input "${spec.name}" needs ${count} ${t.datatype} values, got ${t.data.length} in a ${t.data.constructor.name}`);
+      }
+      return { name: spec.name, type: KSERVE_TO_ORT[t.datatype], dims: [...t.shape], data: t.data };
+    });
+  }
+
+  private pump(): void {
+    if (this.running || this.state !== 'ready' || !this.worker) return;
+    let job: Job | undefined;
+    while ((job = this.queue.shift())) {
+      // A timer may not have fired yet for a deadline that has just passed.
+      const late = job.settled ? undefined : rejection(job.options);
+      if (late) job.reject(late);
+      if (!job.settled) break;
+    }
+    if (!job) {
+      for (const wake of this.idleWaiters.splice(0)) wake();
+      return;
+    }
+    const id = this.nextId++;
+    this.running = { id, job };
+    // Inputs are copied to the worker (not transferred): the caller keeps its buffers.
+    this.worker.postMessage({ id, inputs: job.inputs });
+  }
+
+  private onReply(m: WorkerReply): void {
+    if ((m.kind !== 'result' && m.kind !== 'error') || this.running?.id !== m.id) return;
+    const { job } = this.running;
+    this.running = undefined;
+    if (m.kind === 'result') {
+      this.runs++;
+      const outputs = new Map<string, Tensor>();
+      for (const o of m.outputs) outputs.set(o.name, { name: o.name, datatype: ORT_TO_KSERVE[o.type] ?? 'FP32', shape: o.dims, data: o.data });
+      job.resolve(outputs);
+    } else {
+      job.reject(new InferenceError('INTERNAL', `ONNX Runtime failed: ${m.message}`));
+    }
+    if (this.state === 'closed') {
+      for (const wake of this.idleWaiters.splice(0)) wake();
+      return;
+    }
+    this.pump();
+  }
+
+  private onWorkerDeath(reason: string): void {
+    if (this.state !== 'closed') this.state = 'failed';
+    const err = new InferenceError('UNAVAILABLE', reason);
+    this.running?.job.reject(err);
+    this.running = undefined;
+    for (const job of this.queue.splice(0)) job.reject(err);
+    for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+}
+
+function rejection(options: InferOptions): InferenceError | undefined {
+  if (options.signal?.aborted) return new InferenceError('CANCELLED', 'inference cancelled by the caller');
+  if (options.deadline !== undefined && options.deadline <= Date.now()) return new InferenceError('DEADLINE_EXCEEDED', 'the inference deadline passed before it could start');
+  return undefined;
+}
+
+function toSpec(s: WireSpec): TensorSpec {
+  const datatype = ORT_TO_KSERVE[s.type];
+  if (datatype === undefined) throw new Error(`tensor "${s.name}" has type ${s.type}, which this service does not handle`);
+  return { name: s.name, datatype, shape: s.shape };
+}
+
+/** From compiled JS the worker is a sibling .js file; from source (tsx) it needs tsx's loader in its thread too. */
+function spawnWorker(init: WorkerInit): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./onnxruntime-worker.js', here), { workerData: init });
+  const entry = new URL('./onnxruntime-worker.ts', here).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(boot, { eval: true, workerData: init });
+}

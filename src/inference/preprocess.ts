@@ -1,0 +1,72 @@
+/**
+ * Image bytes → the model's input tensor, plus the geometry needed to map boxes back
+ * onto the original image.
+ */
+import { decodeToRgb, readImageHeader, type DecodeLimits } from '../images/decode.js';
+import type { ImageFormat } from '../images/types.js';
+
+/**
+ * How the image is fitted into the square model input.
+ * - letterbox: keep the aspect ratio, scale the longer side to the input, pad right and
+ *   bottom with black. This is how the TF Object Detection API resizes for CenterNet
+ *   (keep_aspect_ratio_resizer, pad_to_max_dimension), so objects keep the proportions
+ *   the model learned.
+ * - stretch: scale each axis independently (what the original JS library does).
+ */
+export type ResizeFit = 'letterbox' | 'stretch';
+
+export interface InputSize {
+  width: number;
+  height: number;
+}
+
+/** Maps model-input pixels to original-image pixels: x_original = x_input / scaleX. */
+export interface ResizeGeometry {
+  /** Original image size (after EXIF orientation). */
+  width: number;
+  height: number;
+  /** Model input size. */
+  inputWidth: number;
+  inputHeight: number;
+  /** Size of the image inside the input; the rest is padding. */
+  contentWidth: number;
+  contentHeight: number;
+  scaleX: number;
+  scaleY: number;
+}
+
+export function planResize(original: InputSize, input: InputSize, fit: ResizeFit): ResizeGeometry {
+  let contentWidth = input.width;
+  let contentHeight = input.height;
+  if (fit === 'letterbox') {
+    const scale = Math.min(input.width / original.width, input.height / original.height);
+    // At least one pixel, so a 1×5000 sliver still decodes.
+    contentWidth = Math.min(input.width, Math.max(1, Math.round(original.width * scale)));
+    contentHeight = Math.min(input.height, Math.max(1, Math.round(original.height * scale)));
+  }
+  return {
+    width: original.width,
+    height: original.height,
+    inputWidth: input.width,
+    inputHeight: input.height,
+    contentWidth,
+    contentHeight,
+    scaleX: contentWidth / original.width,
+    scaleY: contentHeight / original.height,
+  };
+}
+
+export interface PreparedImage {
+  format: ImageFormat;
+  /** NHWC float32 RGB 0–255, one image: inputHeight × inputWidth × 3. */
+  tensor: Float32Array;
+  geometry: ResizeGeometry;
+}
+
+/** Decodes, checks the pixel limit first, resizes: one libvips pipeline off the main thread. */
+export async function prepareImage(bytes: Uint8Array, input: InputSize, options: DecodeLimits & { fit: ResizeFit }): Promise<PreparedImage> {
+  const header = await readImageHeader(bytes, options);
+  const geometry = planResize(header, input, options.fit);
+  const tensor = await decodeToRgb(bytes, header, { width: input.width, height: input.height, contentWidth: geometry.contentWidth, contentHeight: geometry.contentHeight }, options);
+  return { format: header.format, tensor, geometry };
+}
