@@ -4,6 +4,7 @@ import {
   CustomObjectsApi,
   KubernetesObjectApi,
   PatchStrategy,
+  loadYaml,
   setHeaderOptions,
   type KubeConfig,
   type KubernetesObject,
@@ -31,6 +32,16 @@ export function describeError(err: unknown): string {
   return typeof e?.code === 'number' ? `HTTP ${e.code}: ${msg}` : msg;
 }
 
+/**
+ * client-node serializes a body through its generated model classes, which read renamed
+ * members (NetworkPolicy `from` is `_from`, JSON schema `default` is `_default`) and drop
+ * what they do not know. Plain manifests therefore go through its deserializer first (JSON
+ * is YAML), so the round trip gives back exactly what we built (a unit test checks).
+ */
+export function toClientModel<T extends KubernetesObject>(obj: KubeObject | KubernetesObject): T {
+  return loadYaml<T>(JSON.stringify(obj));
+}
+
 export class KubeClient {
   readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
@@ -45,7 +56,7 @@ export class KubeClient {
 
   /** Server-side apply with the operator's field manager; force takes fields back from hand edits. */
   async apply<T extends KubernetesObject>(obj: KubeObject, dryRun?: 'All'): Promise<T> {
-    return (await this.objects.patch(obj as KubernetesObject, undefined, dryRun, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
+    return (await this.objects.patch(toClientModel(obj), undefined, dryRun, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
   }
 
   async deleteIfExists(ref: ChildRef): Promise<boolean> {

@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { desiredState, type KubeObject } from '../../src/operator/desired/index.js';
 import { modelStorage, tritonArgs } from '../../src/operator/desired/triton.js';
 import { apiEnv } from '../../src/operator/desired/api.js';
+import { dumpYaml } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { toClientModel } from '../../src/operator/kube.js';
+import { sameJson } from '../../src/operator/status.js';
 import { sampleResource } from './fixtures.js';
 
 type Any = any; // manifests are plain JSON; tests read into them freely
@@ -181,6 +185,16 @@ describe('desired state', () => {
       state.remove.map((r) => `${r.kind}/${r.name}`).sort(),
       ['NetworkPolicy/vision-triton', 'PodDisruptionBudget/vision-api', 'PodDisruptionBudget/vision-triton'],
     );
+  });
+
+  test('every manifest survives client-node serialization unchanged (NetworkPolicy `from` included)', () => {
+    const rs = sampleResource();
+    rs.spec.triton.affinity = { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } }] } };
+    rs.spec.triton.storageSecretRef = { name: 'creds' };
+    for (const o of desiredState(rs, { serviceMonitor: true }).apply) {
+      const sent = parse(dumpYaml(toClientModel(o)));
+      assert.ok(sameJson(sent, JSON.parse(JSON.stringify(o))), `${o.kind} ${o.metadata.name} unchanged`);
+    }
   });
 
   test('pure: the same resource gives the same manifests, and the input is not changed', () => {

@@ -5,6 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parseAllDocuments } from 'yaml';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +20,6 @@ import {
   AutoscalingV2Api,
   PatchStrategy,
   RbacAuthorizationV1Api,
-  loadAllYaml,
   setHeaderOptions,
   type KubeConfig,
   type KubernetesObject,
@@ -28,10 +28,13 @@ import {
 import { RecognitionOperator } from '../../src/operator/operator.js';
 import { withDefaults } from '../../src/operator/api/defaults.js';
 import { sameJson } from '../../src/operator/status.js';
+import { toClientModel } from '../../src/operator/kube.js';
 import type { Condition, RecognitionService } from '../../src/operator/api/types.js';
 import { eventually, findTools, startCluster, type TestCluster } from './helpers/cluster.js';
 
 type Any = any;
+/** Plain JSON objects from (multi-document) YAML. */
+const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CRD_FILE = path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml');
 const SAMPLES = path.join(ROOT, 'crds/samples');
@@ -50,7 +53,7 @@ const { tools, missing } = findTools();
 if (!tools) console.log(`# operator cluster tests skipped: ${missing}`);
 
 function yamlDocs(file: string): KubernetesObject[] {
-  return loadAllYaml(fs.readFileSync(file, 'utf8')).filter(Boolean) as KubernetesObject[];
+  return parseYaml(fs.readFileSync(file, 'utf8')).filter(Boolean) as KubernetesObject[];
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -74,7 +77,7 @@ function condition(rs: RecognitionService, type: string): Condition | undefined 
 /** The chart's RBAC, rendered by helm, bound to the test's restricted user instead of the ServiceAccount. */
 function chartRbac(helm: string): KubernetesObject[] {
   const out = execFileSync(helm, ['template', 'rec', path.join(ROOT, 'charts/recognition-operator'), '--namespace', OP_NS], { encoding: 'utf8' });
-  return (loadAllYaml(out) as Any[]).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
+  return (parseYaml(out) as Any[]).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
 }
 
 describe('operator against a real kube-apiserver', { skip: tools ? false : missing }, () => {
@@ -114,7 +117,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
         },
       } as KubernetesObject,
     ]) {
-      await ext.createCustomResourceDefinition({ body: crd as Any });
+      await ext.createCustomResourceDefinition({ body: toClientModel(crd) });
       await eventually(async () => {
         const got = await ext.readCustomResourceDefinition({ name: crd.metadata!.name! });
         return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
@@ -128,10 +131,11 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
       for (const doc of chartRbac(tools!.helm) as Any[]) {
         if (doc.subjects) doc.subjects = [{ kind: 'User', name: cluster.restricted.name, apiGroup: 'rbac.authorization.k8s.io' }];
-        if (doc.kind === 'ClusterRole') await rbac.createClusterRole({ body: doc });
-        if (doc.kind === 'ClusterRoleBinding') await rbac.createClusterRoleBinding({ body: doc });
-        if (doc.kind === 'Role') await rbac.createNamespacedRole({ namespace: OP_NS, body: doc });
-        if (doc.kind === 'RoleBinding') await rbac.createNamespacedRoleBinding({ namespace: OP_NS, body: doc });
+        const body = toClientModel<Any>(doc);
+        if (doc.kind === 'ClusterRole') await rbac.createClusterRole({ body });
+        if (doc.kind === 'ClusterRoleBinding') await rbac.createClusterRoleBinding({ body });
+        if (doc.kind === 'Role') await rbac.createNamespacedRole({ namespace: OP_NS, body });
+        if (doc.kind === 'RoleBinding') await rbac.createNamespacedRoleBinding({ namespace: OP_NS, body });
       }
       operatorKc = cluster.kubeConfig(cluster.restricted);
       rbacFromChart = true;
@@ -387,7 +391,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     if (tools!.helm) {
       for (const chart of ['recognition-operator', 'recognition-service-sample']) {
         const out = execFileSync(tools!.helm, ['template', 'rec', path.join(ROOT, 'charts', chart), '--namespace', NS, '--include-crds'], { encoding: 'utf8' });
-        for (const obj of loadAllYaml(out).filter(Boolean)) docs.push({ from: `charts/${chart}`, obj });
+        for (const obj of parseYaml(out).filter(Boolean)) docs.push({ from: `charts/${chart}`, obj });
       }
     }
     assert.ok(docs.length >= 5);
@@ -401,7 +405,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     } else {
       for (const { from, obj } of docs) {
         const o = { ...obj, metadata: { ...obj.metadata, namespace: obj.kind === 'CustomResourceDefinition' || obj.kind.startsWith('Cluster') ? undefined : NS } };
-        await assert.doesNotReject(objects.patch(o, undefined, 'All', 'dry-run-test', true, PatchStrategy.ServerSideApply), `${from}: ${obj.kind} ${obj.metadata.name}`);
+        await assert.doesNotReject(objects.patch(toClientModel(o), undefined, 'All', 'dry-run-test', true, PatchStrategy.ServerSideApply), `${from}: ${obj.kind} ${obj.metadata.name}`);
       }
     }
   });

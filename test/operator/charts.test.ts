@@ -1,0 +1,78 @@
+/** The Helm charts: lint and render clean with helm built by scripts/k8s-tools.sh. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseAllDocuments } from 'yaml';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { findHelm } from './helpers/cluster.js';
+
+type Any = any;
+/** Plain JSON objects from (multi-document) YAML. */
+const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OPERATOR_CHART = path.join(ROOT, 'charts/recognition-operator');
+const SAMPLE_CHART = path.join(ROOT, 'charts/recognition-service-sample');
+const helm = findHelm();
+if (!helm) console.log('# helm chart tests skipped: helm not installed (scripts/k8s-tools.sh install)');
+
+test('the chart carries the same CRD as crds/', () => {
+  assert.equal(
+    fs.readFileSync(path.join(OPERATOR_CHART, 'crds/cv.recognition.io_recognitionservices.yaml'), 'utf8'),
+    fs.readFileSync(path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'), 'utf8'),
+  );
+});
+
+describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
+  const render = (chart: string, ...args: string[]): Any[] =>
+    (parseYaml(execFileSync(helm!, ['template', 'rec', chart, '--namespace', 'recognition-system', ...args], { encoding: 'utf8' })) as Any[]).filter(Boolean);
+
+  for (const chart of [OPERATOR_CHART, SAMPLE_CHART]) {
+    test(`helm lint --strict ${path.basename(chart)}`, () => {
+      const r = spawnSync(helm!, ['lint', '--strict', chart], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+      assert.doesNotMatch(r.stdout, /\[(WARNING|ERROR)\]/);
+    });
+  }
+
+  test('operator chart: ServiceAccount, least-privilege RBAC, Deployment running the operator', () => {
+    const docs = render(OPERATOR_CHART, '--include-crds');
+    const kinds = docs.map((d) => d.kind).sort();
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    const role = docs.find((d) => d.kind === 'ClusterRole');
+    const verbsFor = (group: string, resource: string) =>
+      role.rules.filter((r: Any) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r: Any) => r.verbs);
+    assert.deepEqual(verbsFor('cv.recognition.io', 'recognitionservices'), ['get', 'list', 'watch'], 'the resource itself is read-only');
+    assert.deepEqual(verbsFor('', 'pods'), ['get', 'list', 'watch']);
+    assert.ok(!verbsFor('', 'secrets').length, 'no access to Secrets');
+    assert.ok(!role.rules.some((r: Any) => r.verbs.includes('*') || r.resources.includes('*') || r.apiGroups.includes('*')), 'no wildcards');
+    const lease = docs.find((d) => d.kind === 'Role');
+    assert.equal(lease.metadata.namespace, 'recognition-system');
+    assert.deepEqual(lease.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
+    const dep = docs.find((d) => d.kind === 'Deployment');
+    const c = dep.spec.template.spec.containers[0];
+    assert.deepEqual(c.command, ['node', 'dist/cli/main.js', 'operator']);
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(dep.spec.template.spec.serviceAccountName, docs.find((d) => d.kind === 'ServiceAccount').metadata.name);
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+  });
+
+  test('sample chart: the Secret and the RecognitionService that refers to it', () => {
+    const docs = render(SAMPLE_CHART, '--set', 'triton.storageCredentials.env.AWS_ACCESS_KEY_ID=x');
+    const secret = docs.find((d) => d.kind === 'Secret' && d.metadata.name === 'vision-secrets');
+    assert.ok(secret.stringData.DATABASE_URL.startsWith('postgres://'));
+    assert.equal(secret.stringData.IMAGE_URL_SECRET.length, 48, 'a random signing key is generated');
+    const rs = docs.find((d) => d.kind === 'RecognitionService');
+    assert.deepEqual(rs.spec.api.databaseUrlSecretRef, { name: 'vision-secrets', key: 'DATABASE_URL' });
+    assert.deepEqual(rs.spec.triton.storageSecretRef, { name: 'vision-model-storage' });
+    assert.ok(docs.some((d) => d.kind === 'Secret' && d.metadata.name === 'vision-model-storage'));
+
+    const own = render(SAMPLE_CHART, '--set', 'secrets.existingSecret=mine', '--set', 'triton.storageUri=pvc://models/repo');
+    assert.ok(!own.some((d) => d.kind === 'Secret'), 'no Secret when an existing one is named');
+    const rs2 = own.find((d) => d.kind === 'RecognitionService');
+    assert.equal(rs2.spec.api.redisUrlSecretRef.name, 'mine');
+    assert.equal(rs2.spec.triton.storageSecretRef, undefined);
+  });
+});
