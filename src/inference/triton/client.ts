@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { InferenceError } from '../backend.js';
 import { inferenceService } from './proto.js';
 import { retryUnsent } from './retry-unsent.js';
-import { toInferenceError } from './status-map.js';
+import { isServiceError, toInferenceError } from './status-map.js';
 import type {
   ModelConfigMsg,
   ModelConfigResponse,
@@ -136,6 +136,11 @@ export class TritonClient {
         { maxAttempts: MAX_ATTEMPTS, beforeRetry: async () => {} },
       );
     } catch (err) {
+      // CANCELLED that this caller did not ask for comes from the other side: the server
+      // (or a proxy) dropped the call while stopping. For the caller that is an outage.
+      if (isServiceError(err) && err.code === grpc.status.CANCELLED && !options.signal?.aborted) {
+        throw new InferenceError('UNAVAILABLE', `${what}: the server cancelled the call (stopping or restarting?): ${err.details}`, { cause: err });
+      }
       throw toInferenceError(err, what);
     }
   }
