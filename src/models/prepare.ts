@@ -76,6 +76,7 @@ export async function prepareModel(options: PrepareOptions): Promise<PreparedMod
     hash,
   });
 
+  await removeLeftovers(path.dirname(repository), stagingPrefix(repository));
   if (!options.force && (await isComplete(modelDir, hash))) return result('up-to-date');
 
   await mkdir(repository, { recursive: true });
@@ -115,7 +116,9 @@ async function buildModelDir(dir: string, modelName: string, source: { json: str
 
 async function storeInCache(built: string, entry: string, hash: string, log: (m: string) => void): Promise<void> {
   try {
-    const tmp = `${path.dirname(entry)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const hashDir = path.dirname(entry);
+    await removeLeftovers(path.dirname(hashDir), `${path.basename(hashDir)}.tmp-`);
+    const tmp = `${hashDir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     await mkdir(tmp, { recursive: true });
     await cp(built, path.join(tmp, path.basename(entry)), { recursive: true });
     await mkdir(path.dirname(path.dirname(entry)), { recursive: true });
@@ -158,10 +161,18 @@ async function swapIn(staging: string, target: string, hash: string): Promise<vo
   if (moved) await rm(old, { recursive: true, force: true });
 }
 
+function stagingPrefix(repository: string): string {
+  return `.${path.basename(repository)}.tmp-`;
+}
+
 async function stagingDir(repository: string): Promise<string> {
-  const parent = path.dirname(repository);
-  const prefix = `.${path.basename(repository)}.tmp-`;
-  // Leftovers of killed runs (their process is gone) are removed.
+  const dir = path.join(path.dirname(repository), `${stagingPrefix(repository)}${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** Removes the `<prefix><pid>-…` staging folders of killed runs (their process is gone). */
+async function removeLeftovers(parent: string, prefix: string): Promise<void> {
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length).split('-')[0]);
@@ -169,9 +180,6 @@ async function stagingDir(repository: string): Promise<string> {
       await rm(path.join(parent, name), { recursive: true, force: true });
     }
   }
-  const dir = path.join(parent, `${prefix}${process.pid}-${randomBytes(4).toString('hex')}`);
-  await mkdir(dir, { recursive: true });
-  return dir;
 }
 
 function processAlive(pid: number): boolean {

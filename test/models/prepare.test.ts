@@ -1,12 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadCatalog } from '../../src/models/catalog.js';
 import { defaultModelCacheDir, prepareModel } from '../../src/models/prepare.js';
 import { parseTritonConfig } from '../../src/models/triton-config.js';
+import { REPO_ROOT } from '../helpers/fixtures.js';
 
 describe('prepareModel', () => {
   let root: string;
@@ -81,6 +82,38 @@ describe('prepareModel', () => {
     const p = await prepareModel({ repository, cacheDir });
     assert.equal(p.upToDate, false);
     await assert.rejects(stat(leftover), { code: 'ENOENT' });
+  });
+
+  test('npm run model:prepare killed mid-way leaves the previous model whole', { timeout: 120_000 }, async () => {
+    const repository = path.join(root, 'repo-k');
+    const good = await prepareModel({ repository, cacheDir: null });
+    const before = await readFile(good.modelPath);
+    for (const delayMs of [0, 400]) {
+      // A forced rebuild, killed once it has started converting (or shortly after).
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/models/prepare-cli.ts', '--force'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, MODEL_REPOSITORY: repository, XDG_CACHE_HOME: path.join(root, 'kill-cache') },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      await new Promise<void>((resolve) => {
+        child.stderr.on('data', (d: Buffer) => {
+          if (d.toString().includes('converting')) setTimeout(resolve, delayMs);
+        });
+        child.on('exit', () => resolve());
+      });
+      child.kill('SIGKILL');
+      await exited;
+      // Whatever the moment, the model folder is whole: the old files or a complete new set.
+      const config = parseTritonConfig(await readFile(good.configPath, 'utf8'));
+      assert.equal(config.name, 'centernet');
+      assert.ok((await readFile(good.modelPath)).equals(before), 'model.onnx is complete');
+      await loadCatalog(good.catalogPath);
+    }
+    // The next run cleans the killed runs' staging folders up.
+    await prepareModel({ repository, cacheDir: null });
+    assert.deepEqual((await readdir(root)).filter((n) => n.startsWith('.repo-k.tmp-')), []);
+    assert.deepEqual(await readdir(repository), ['centernet']);
   });
 
   test('another model name gets its own folder and config name', async () => {
