@@ -11,6 +11,8 @@ import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { prepareImage } from '../../src/inference/preprocess.js';
 import { TritonBackend } from '../../src/inference/triton/triton-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
+import { createDetector } from '../../src/inference/create-detector.js';
+import { loadConfig } from '../../src/config.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
 
 const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
@@ -112,6 +114,29 @@ describe('TritonBackend ↔ local v2 server', () => {
       }
     });
   }
+
+  test('TRITON_URL selects the gRPC backend; its detections equal the embedded detector\'s on every fixture', async () => {
+    const env = { MODEL_REPOSITORY: MODEL_REPOSITORY, INFERENCE_THREADS: String(THREADS) };
+    const viaGrpc = await createDetector(loadConfig({ ...env, TRITON_URL: `127.0.0.1:${port}` }));
+    const local = await createDetector(loadConfig(env));
+    try {
+      assert.equal(viaGrpc.backend.kind, 'triton');
+      assert.equal(local.backend.kind, 'onnxruntime');
+      let people = 0;
+      for (const f of FIXTURES) {
+        const bytes = readFixture(f);
+        const a = await viaGrpc.detector.detect(bytes);
+        const b = await local.detector.detect(bytes);
+        assert.deepEqual(a.detections, b.detections, f);
+        assert.deepEqual([a.width, a.height], [b.width, b.height]);
+        people += a.detections.filter((d) => d.label === 'person').length;
+      }
+      assert.ok(people >= 2, 'the fixtures with people yield person detections (a real comparison, not two empty lists)');
+    } finally {
+      await viaGrpc.backend.close();
+      await local.backend.close();
+    }
+  });
 
   test('ready() is ServerReady && ModelReady: an unknown model is not ready, and start() says why', async () => {
     assert.equal(await triton.ready(), true);
