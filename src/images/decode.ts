@@ -74,7 +74,7 @@ export async function readImageHeader(bytes: Uint8Array, limits: DecodeLimits): 
   }
   let meta: Metadata;
   try {
-    meta = await sharp(asBuffer(bytes), { limitInputPixels: false }).metadata();
+    meta = await sharp(asBuffer(bytes), { limitInputPixels: false, failOn: 'error' }).metadata();
   } catch (err) {
     throw new ImageError('IMAGE_DECODE_FAILED', `cannot read the ${format.toUpperCase()} header: ${reason(err)}`, undefined, { cause: err });
   }

@@ -14,7 +14,7 @@ export interface DetectorOptions {
   nmsIou: number;
   /** Images over this many pixels are refused before decoding. */
   maxPixels: number;
-  /** Default 'letterbox' (see ResizeFit). */
+  /** Default 'stretch' (see ResizeFit). */
   fit?: ResizeFit;
 }
 
@@ -57,7 +57,7 @@ export class Detector implements ObjectDetector {
     this.io = detectorIo(meta.inputs, meta.outputs);
     this.model = { ...catalog.model };
     this.classes = new Map(catalog.classes.map((c) => [c.index, c]));
-    this.fit = options.fit ?? 'letterbox';
+    this.fit = options.fit ?? 'stretch';
   }
 
   labels(): string[] {

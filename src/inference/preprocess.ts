@@ -6,12 +6,15 @@ import { decodeToRgb, readImageHeader, type DecodeLimits } from '../images/decod
 import type { ImageFormat } from '../images/types.js';
 
 /**
- * How the image is fitted into the square model input.
- * - letterbox: keep the aspect ratio, scale the longer side to the input, pad right and
- *   bottom with black. This is how the TF Object Detection API resizes for CenterNet
- *   (keep_aspect_ratio_resizer, pad_to_max_dimension), so objects keep the proportions
- *   the model learned.
- * - stretch: scale each axis independently (what the original JS library does).
+ * How the image is fitted into the model input.
+ * - stretch (the default): scale each axis to the input, as the model's own runtime
+ *   (@vladmandic/human) does, so the model's scores mean what its authors measured.
+ *   On the real fixtures it keeps an out-of-catalog animal (the squirrel, "bird" 0.28)
+ *   under the 0.3 threshold.
+ * - letterbox: keep the aspect ratio and pad right and bottom with black (the TF Object
+ *   Detection API's keep_aspect_ratio_resizer). It places boxes of wide images more
+ *   tightly and scores people higher, but also lifts that squirrel to "bird" 0.36.
+ * docs/detection.md has the measured comparison.
  */
 export type ResizeFit = 'letterbox' | 'stretch';
 
