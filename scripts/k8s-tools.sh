@@ -10,14 +10,15 @@
 #   scripts/k8s-tools.sh status    list what is cached
 #
 # Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), K8S_TOOLS_SKIP_KUBECTL=1,
-#        K8S_TOOLS_GO_PARALLEL (1: builds share two cores with other work).
+#        K8S_TOOLS_GO_PARALLEL (go build -p; 1 by default, every core when CI=true).
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 HELM_VERSION=${HELM_VERSION:-v3.19.5}
 CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
 BIN_DIR=$CACHE_DIR/bin
-GO_PARALLEL=${K8S_TOOLS_GO_PARALLEL:-1}
+# One package at a time while people work on the machine; all cores in CI.
+if [ "${CI:-}" = true ]; then GO_PARALLEL=${K8S_TOOLS_GO_PARALLEL:-$(nproc)}; else GO_PARALLEL=${K8S_TOOLS_GO_PARALLEL:-1}; fi
 # kube-apiserver v1.34.x → staging modules v0.34.x
 STAGING_VERSION=v0.${K8S_VERSION#v1.}
 

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -30,7 +30,7 @@ import { withDefaults } from '../../src/operator/api/defaults.js';
 import { sameJson } from '../../src/operator/status.js';
 import { toClientModel } from '../../src/operator/kube.js';
 import type { Condition, RecognitionService } from '../../src/operator/api/types.js';
-import { eventually, findTools, startCluster, type TestCluster } from './helpers/cluster.js';
+import { eventually, findTools, freePort, startCluster, type TestCluster } from './helpers/cluster.js';
 
 type Any = any;
 /** Plain JSON objects from (multi-document) YAML. */
@@ -381,6 +381,29 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     const metrics = await (await fetch(`http://127.0.0.1:${standby.healthPort}/metrics`)).text();
     assert.match(metrics, /recognition_operator_reconcile_total\{result="success"\} [1-9]/);
     assert.match(metrics, /recognition_operator_leader 1/);
+  });
+
+  test('`recog operator` runs against a kubeconfig, serves its probes and stops cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [
+      '--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'operator',
+      '--kubeconfig', cluster.kubeConfigFile(rbacFromChart ? cluster.restricted : cluster.admin),
+      '--lease-namespace', OP_NS, '--health-host', '127.0.0.1', '--health-port', String(port),
+    ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, POD_NAME: 'cli-operator', LOG_LEVEL: 'info' } });
+    let log = '';
+    child.stderr!.on('data', (d) => (log += String(d)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 'CLI operator ready');
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      assert.match(metrics, /recognition_operator_leader 0/, 'a standby while operator-b leads');
+      assert.match(metrics, /recognition_operator_process_cpu_seconds_total/, 'process metrics on its own registry');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, log);
+    assert.match(log, /operator stopped/);
   });
 
   test('server-side dry-run of every sample and of the rendered charts', async () => {

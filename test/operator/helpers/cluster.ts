@@ -194,7 +194,7 @@ export async function startCluster(tools: K8sTools): Promise<TestCluster> {
 }
 
 /** Polls until fn returns a value that is not undefined (or throws the last error at the deadline). */
-export async function eventually<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
