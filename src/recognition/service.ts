@@ -33,7 +33,14 @@ export interface Logger {
   error(obj: object, msg: string): void;
 }
 
+/** Optional observer of outcomes (metrics); the use case does not know who listens. */
+export interface RecognitionObserver {
+  recognition(outcome: 'DONE' | 'ERROR' | 'timeout' | 'replay', mode: 'sync' | 'batch'): void;
+  batchSize(images: number): void;
+}
+
 export interface RecognitionDeps {
+  observer?: RecognitionObserver;
   requests: RequestRepository;
   feedback: FeedbackRepository;
   detector: ObjectDetector;
@@ -117,7 +124,10 @@ export class RecognitionService {
       if (existing.imageFingerprint !== fingerprint) {
         throw new RecognitionRejected('IDEMPOTENCY_KEY_REUSED', 'This external_id was already used with a different image');
       }
-      if (existing.status === 'DONE') return { result: this.view(existing), replayed: true };
+      if (existing.status === 'DONE') {
+        this.deps.observer?.recognition('replay', 'sync');
+        return { result: this.view(existing), replayed: true };
+      }
       throw new RecognitionRejected('REQUEST_IN_PROGRESS', 'A request with this external_id is still processing; retry later');
     }
     if (record === null) throw new RecognitionRejected('REQUEST_IN_PROGRESS', 'A request with this external_id is still processing; retry later');
@@ -127,6 +137,7 @@ export class RecognitionService {
     });
 
     const outcome = await this.runWithDeadline(caller, record, source, deadline);
+    this.observe(outcome, 'sync');
     switch (outcome.kind) {
       case 'finished':
         return { result: this.view(outcome.record), replayed: false };
@@ -145,6 +156,7 @@ export class RecognitionService {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
     const n = input.urls.length;
     await this.charge(caller, n, async () => {});
+    this.deps.observer?.batchSize(n);
 
     const entries: BatchImageResult[] = new Array(n);
     const accepted: Array<{ index: number; url: string }> = [];
@@ -181,6 +193,7 @@ export class RecognitionService {
       const { index, url } = accepted[i];
       const record = records[i];
       const outcome = await this.runWithDeadline(caller, record, { kind: 'url', url }, deadline);
+      this.observe(outcome, 'batch');
       switch (outcome.kind) {
         case 'finished':
           entries[index] = toBatchEntry(url, outcome.record);
@@ -217,6 +230,14 @@ export class RecognitionService {
   }
 
   // ---- internals
+
+  private observe(outcome: Outcome, mode: 'sync' | 'batch'): void {
+    const o = this.deps.observer;
+    if (!o) return;
+    if (outcome.kind === 'finished') o.recognition(outcome.record.status === 'DONE' ? 'DONE' : 'ERROR', mode);
+    else if (outcome.kind === 'timeout') o.recognition('timeout', mode);
+    else if (outcome.kind === 'internal') o.recognition('ERROR', mode);
+  }
 
   /** Checks the image before anything is written or charged; throws the 400-class rejections. */
   private intake(image: SyncImage): { source: Source; fingerprint: string } {
