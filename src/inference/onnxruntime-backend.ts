@@ -144,7 +144,8 @@ export class OnnxRuntimeBackend implements InferenceBackend {
 
   infer(inputs: Tensor[], options: InferOptions = {}): Promise<Map<string, Tensor>> {
     if (this.state !== 'ready') {
-      return Promise.reject(new InferenceError(this.state === 'failed' ? 'UNAVAILABLE' : 'MODEL_NOT_READY', `the ONNX Runtime backend is ${this.state === 'failed' ? 'down' : this.state === 'closed' ? 'closed' : 'not started'}`));
+      const down = this.state === 'failed' || this.state === 'closed';
+      return Promise.reject(new InferenceError(down ? 'UNAVAILABLE' : 'MODEL_NOT_READY', `the ONNX Runtime backend is ${this.state === 'failed' ? 'down' : this.state === 'closed' ? 'closed' : 'not started'}`));
     }
     let wire: WireTensor[];
     try {

@@ -1,0 +1,142 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InferenceError, type Tensor } from '../../src/inference/backend.js';
+import { createInferenceBackend } from '../../src/inference/create-backend.js';
+import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
+import { INPUT_SHAPE, testConfig } from './model.js';
+
+function image(fill: number, batch = 1): Tensor {
+  const shape = [batch, ...INPUT_SHAPE.slice(1)];
+  return { name: 'images', datatype: 'FP32', shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(fill) };
+}
+
+function isInferenceError(code: string, message?: RegExp) {
+  return (err: unknown): boolean => {
+    assert.ok(err instanceof InferenceError, `expected InferenceError, got ${String(err)}`);
+    assert.equal(err.code, code);
+    if (message) assert.match(err.message, message);
+    return true;
+  };
+}
+
+describe('OnnxRuntimeBackend with the real model', () => {
+  let backend: OnnxRuntimeBackend;
+
+  before(async () => {
+    backend = createInferenceBackend(testConfig({ INFERENCE_THREADS: '2' })) as OnnxRuntimeBackend;
+    assert.ok(backend instanceof OnnxRuntimeBackend);
+    await backend.start();
+  });
+  after(() => backend?.close());
+
+  test('is ready and describes the model from the session', async () => {
+    assert.equal(await backend.ready(), true);
+    assert.equal(backend.kind, 'onnxruntime');
+    assert.deepEqual(backend.metadata(), {
+      name: 'centernet',
+      version: '1',
+      platform: 'onnxruntime_onnx',
+      inputs: [{ name: 'images', datatype: 'FP32', shape: [-1, 512, 512, 3] }],
+      outputs: [{ name: 'detections', datatype: 'FP32', shape: [-1, 100, 6] }],
+    });
+  });
+
+  test('concurrent callers are all served, in order, with the same answer for the same input', async () => {
+    const before = backend.completedRuns;
+    const order: number[] = [];
+    const results = await Promise.all([0, 1, 2, 3].map((i) => backend.infer([image(128)]).then((r) => (order.push(i), r))));
+    assert.deepEqual(order, [0, 1, 2, 3]);
+    assert.equal(backend.completedRuns, before + 4);
+    const first = results[0].get('detections');
+    assert.ok(first);
+    assert.deepEqual(first.shape, [1, 100, 6]);
+    assert.equal(first.datatype, 'FP32');
+    for (const r of results) assert.deepEqual(r.get('detections')?.data, first.data);
+  });
+
+  test('serves a batch: one output row block per image', async () => {
+    const out = (await backend.infer([image(90, 2)])).get('detections');
+    assert.deepEqual(out?.shape, [2, 100, 6]);
+    const single = (await backend.infer([image(90)])).get('detections');
+    // Both images are the same, so both halves match the single-image answer.
+    const rows = out!.data as Float32Array;
+    assert.ok(Math.abs(rows[4] - (single!.data as Float32Array)[4]) < 1e-4);
+    assert.ok(Math.abs(rows[600 + 4] - rows[4]) < 1e-4);
+  });
+
+  test('a caller whose deadline has passed is rejected without running', async () => {
+    const before = backend.completedRuns;
+    await assert.rejects(backend.infer([image(1)], { deadline: Date.now() - 1 }), isInferenceError('DEADLINE_EXCEEDED'));
+    assert.equal(backend.completedRuns, before);
+  });
+
+  test('a caller whose deadline passes while queued is rejected and never runs', async () => {
+    const before = backend.completedRuns;
+    const first = backend.infer([image(2)]);
+    // A 512×512 CenterNet run takes far longer than 1 ms, so this one expires in the queue.
+    const second = backend.infer([image(3)], { deadline: Date.now() + 1 });
+    await assert.rejects(second, isInferenceError('DEADLINE_EXCEEDED'));
+    await first;
+    assert.equal(backend.completedRuns, before + 1);
+  });
+
+  test('a queued caller that aborts is rejected as CANCELLED and never runs; an aborted signal is refused up front', async () => {
+    const before = backend.completedRuns;
+    const first = backend.infer([image(4)]);
+    const controller = new AbortController();
+    const second = backend.infer([image(5)], { signal: controller.signal });
+    assert.equal(backend.queueDepth, 1);
+    controller.abort();
+    await assert.rejects(second, isInferenceError('CANCELLED'));
+    assert.equal(backend.queueDepth, 0);
+    await first;
+    assert.equal(backend.completedRuns, before + 1);
+    await assert.rejects(backend.infer([image(6)], { signal: controller.signal }), isInferenceError('CANCELLED'));
+  });
+
+  test('inputs that do not fit the model are INVALID_INPUT before reaching the session', async () => {
+    const t = image(0);
+    await assert.rejects(backend.infer([{ ...t, name: 'pixels' }]), isInferenceError('INVALID_INPUT', /no input named "pixels"/));
+    await assert.rejects(backend.infer([]), isInferenceError('INVALID_INPUT', /missing input tensor "images"/));
+    await assert.rejects(backend.infer([{ ...t, shape: [1, 256, 256, 3] }]), isInferenceError('INVALID_INPUT', /shape \[1,256,256,3\]/));
+    await assert.rejects(backend.infer([{ ...t, datatype: 'INT32', data: new Int32Array(t.data.length) }]), isInferenceError('INVALID_INPUT', /must be FP32/));
+    await assert.rejects(backend.infer([{ ...t, data: new Float32Array(10) }]), isInferenceError('INVALID_INPUT', /needs 786432 FP32 values, got 10/));
+    assert.equal(await backend.ready(), true);
+  });
+
+  test('the caller keeps its input buffer (inputs are copied, not transferred)', async () => {
+    const t = image(7);
+    await backend.infer([t]);
+    assert.equal(t.data.length, 512 * 512 * 3);
+    assert.equal(t.data[0], 7);
+  });
+});
+
+describe('OnnxRuntimeBackend lifecycle', () => {
+  test('a missing model file fails start() with MODEL_NOT_READY naming the file', async () => {
+    const b = new OnnxRuntimeBackend({ modelPath: '/nonexistent/model.onnx', modelName: 'x' });
+    await assert.rejects(b.start(), isInferenceError('MODEL_NOT_READY', /\/nonexistent\/model\.onnx/));
+    assert.equal(await b.ready(), false);
+    await b.close();
+  });
+
+  test('before start: not ready, no metadata, infer refused', async () => {
+    const b = new OnnxRuntimeBackend({ modelPath: '/nonexistent/model.onnx', modelName: 'x' });
+    assert.equal(await b.ready(), false);
+    assert.throws(() => b.metadata(), isInferenceError('MODEL_NOT_READY'));
+    await assert.rejects(b.infer([image(0)]), isInferenceError('MODEL_NOT_READY'));
+  });
+
+  test('close() lets the running inference finish, refuses the queued ones, then refuses new calls', async () => {
+    const b = createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }));
+    await b.start();
+    const running = b.infer([image(10)]);
+    const queued = b.infer([image(11)]);
+    const closing = b.close();
+    await assert.rejects(queued, isInferenceError('UNAVAILABLE', /shutting down/));
+    assert.deepEqual((await running).get('detections')?.shape, [1, 100, 6]);
+    await closing;
+    assert.equal(await b.ready(), false);
+    await assert.rejects(b.infer([image(12)]), isInferenceError('UNAVAILABLE', /closed/));
+  });
+});
