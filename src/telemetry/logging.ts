@@ -4,6 +4,7 @@
  * carries an `x-api-key`, `apiKey`, `key` or `image_base64` field.
  */
 import type { LoggerOptions } from 'pino';
+import { activeTraceId } from './tracing.js';
 
 export const REDACTED = '[redacted]';
 
@@ -22,6 +23,8 @@ export const REDACT_PATHS = [
   '*.apiKey',
   '*.image_base64',
   '*["x-api-key"]',
+  '*.body.image_base64',
+  '*.headers["x-api-key"]',
 ];
 
 export function loggerOptions(level: string, base: Record<string, unknown> = {}): LoggerOptions {
@@ -29,6 +32,11 @@ export function loggerOptions(level: string, base: Record<string, unknown> = {})
     level,
     base: { service: 'recognition-service', ...base },
     redact: { paths: REDACT_PATHS, censor: REDACTED },
+    // Every line written inside a traced request carries its trace id (nothing when tracing is off).
+    mixin() {
+      const traceId = activeTraceId();
+      return traceId === undefined ? {} : { trace_id: traceId };
+    },
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
   };
 }
