@@ -6,10 +6,16 @@ import type { InferenceBackend } from './backend.js';
 import { createInferenceBackend } from './create-backend.js';
 import { Detector } from './detector.js';
 
-/** The caller owns the backend: close it on shutdown. */
-export async function createDetector(config: Config): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
+/**
+ * The caller owns the backend: close it on shutdown. `decorate` wraps the backend before
+ * the detector uses it (the composition root adds metrics and tracing there).
+ */
+export async function createDetector(
+  config: Config,
+  decorate: (backend: InferenceBackend) => InferenceBackend = (b) => b,
+): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
   const catalog = await loadCatalog(config.modelCatalog);
-  const backend = createInferenceBackend(config);
+  const backend = decorate(createInferenceBackend(config));
   await backend.start();
   try {
     const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
