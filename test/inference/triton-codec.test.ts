@@ -90,3 +90,12 @@ describe('retry only what never left the client', () => {
     assert.equal(calls, 1);
   });
 });
+
+test('status details reaching API clients carry no server address or grpc-js timing notes', async () => {
+  const { publicDetails } = await import('../../src/inference/triton/status-map.js');
+  assert.equal(publicDetails('Deadline exceeded after 0.030s,metadata filters: 0.001s,remote_addr=10.1.2.3:8001'), 'Deadline exceeded after 0.030s');
+  assert.equal(publicDetails('No connection established. Last error: connect ECONNREFUSED 127.0.0.1:8001'), 'No connection established. Last error: connect ECONNREFUSED <server>');
+  assert.equal(publicDetails("Request for unknown model: 'x' is not found"), "Request for unknown model: 'x' is not found");
+  const e = toInferenceError(serviceError(Status.UNAVAILABLE, 'connect ECONNREFUSED [::1]:8001'), 'ModelInfer');
+  assert.doesNotMatch(e.message, /::1|8001/);
+});

@@ -105,7 +105,7 @@ export class TritonClient {
 
   async modelConfig(name: string, version: string, options?: CallOptions): Promise<ModelConfigMsg> {
     const r = (await this.call('ModelConfig', { name, version }, options)) as ModelConfigResponse;
-    if (!r.config) throw new InferenceError('INTERNAL', `ModelConfig ${name}: empty response from ${this.url}`);
+    if (!r.config) throw new InferenceError('INTERNAL', `ModelConfig ${name}: empty response`);
     return r.config;
   }
 
@@ -124,7 +124,8 @@ export class TritonClient {
   /** One RPC: waits for a connection (bounded), sends once, retries only never-sent failures. */
   private async call(method: string, request: unknown, options: CallOptions = {}): Promise<unknown> {
     const deadline = options.deadline ?? Date.now() + this.opts.defaultTimeoutMs;
-    const what = `${method} on ${this.url}`;
+    // The address stays out of messages (they reach API clients); it is in the logs' cause.
+    const what = `${method} (inference server)`;
     try {
       return await retryUnsent(
         async () => {
@@ -155,11 +156,11 @@ export class TritonClient {
     for (;;) {
       const state = channel.getConnectivityState(true);
       if (state === grpc.connectivityState.READY) return;
-      if (state === grpc.connectivityState.SHUTDOWN) throw new InferenceError('UNAVAILABLE', `the client for ${this.url} is closed`);
+      if (state === grpc.connectivityState.SHUTDOWN) throw new InferenceError('UNAVAILABLE', 'the inference client is closed');
       if (Date.now() >= until) {
-        throw new InferenceError('UNAVAILABLE', `no connection to ${this.url} (state ${grpc.connectivityState[state]}); the request was not sent`);
+        throw new InferenceError('UNAVAILABLE', `no connection to the inference server (${grpc.connectivityState[state]}); the request was not sent`);
       }
-      if (signal?.aborted) throw new InferenceError('CANCELLED', `waiting for ${this.url}: cancelled by the caller`);
+      if (signal?.aborted) throw new InferenceError('CANCELLED', 'cancelled by the caller while connecting');
       await new Promise<void>((resolve) => channel.watchConnectivityState(state, until, () => resolve()));
     }
   }

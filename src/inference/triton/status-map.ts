@@ -25,12 +25,24 @@ export function inferenceCodeOf(code: Status): InferenceErrorCode {
   return CODE_MAP[code] ?? 'INTERNAL';
 }
 
-/** Wraps a failed call; the message names the server and operation, never payload bytes. */
+/**
+ * The details of a status without the server's network address or grpc-js timing notes:
+ * the message ends up in CVResult.error, which API clients read. The full error stays in
+ * `cause` for the logs.
+ */
+export function publicDetails(details: string): string {
+  return details
+    .replace(/,?\s*(remote_addr|metadata filters|LB pick|name resolution|waiting for metadata filters)[=:][^,]*/g, '')
+    .replace(/\[[0-9a-fA-F:.]+\](:\d+)?|\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b/g, '<server>')
+    .trim();
+}
+
+/** Wraps a failed call; the message names the operation and the status, never the payload. */
 export function toInferenceError(err: unknown, what: string): InferenceError {
   if (err instanceof InferenceError) return err;
   if (isServiceError(err)) {
     const name = Status[err.code] ?? String(err.code);
-    return new InferenceError(inferenceCodeOf(err.code), `${what}: ${name}: ${err.details || err.message}`, { cause: err });
+    return new InferenceError(inferenceCodeOf(err.code), `${what}: ${name}: ${publicDetails(err.details || err.message)}`, { cause: err });
   }
   return new InferenceError('INTERNAL', `${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 }
