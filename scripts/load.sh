@@ -63,6 +63,8 @@ json_field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
 recog() { npm run --silent recog -- "$@"; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/recog-load.XXXXXX")
+# Run as root, the embedded PostgreSQL drops to an unprivileged user that must reach DATA_DIR.
+chmod 755 "$work"
 pids=()  # process groups we started, stopped in reverse order
 cleanup() {
   local i pid
@@ -103,6 +105,8 @@ if $start; then
   # Embedded defaults: no DATABASE_URL, REDIS_URL or TRITON_URL; a DATA_DIR of its own.
   unset DATABASE_URL REDIS_URL TRITON_URL
   export DATA_DIR=$work/data
+  # Made here, traversable: as root the embedded PostgreSQL runs as the postgres user.
+  mkdir -m 755 "$DATA_DIR"
   log "starting the service on $target (DATA_DIR $DATA_DIR, log $work/server.log)"
   spawn "$work/server.log" env PORT="$port" HOST=127.0.0.1 PUBLIC_BASE_URL="$target" \
     IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-npm start}
@@ -151,9 +155,11 @@ if [ -z "${IMAGE_BASE_URL:-}" ]; then
 fi
 
 # The gRPC scenario's tensor: the reference image through the API's own preprocessing.
-tensor=$ROOT/load-tests/.prepared/basketball1.f32
+# INPUT_FIT must match the detector's resize (stretch by default, src/inference/detector.ts).
+fit=${INPUT_FIT:-stretch}; size=${INPUT_SIZE:-512}
+tensor=$ROOT/load-tests/.prepared/basketball1-$fit-$size.f32
 if [ "$scenario" = grpc ] && { [ ! -s "$tensor" ] || [ "$fixtures/basketball1.png" -nt "$tensor" ]; }; then
-  node --import tsx load-tests/tools/prepare-tensor.ts "$fixtures/basketball1.png" "$tensor" --size "${INPUT_SIZE:-512}" --fit "${INPUT_FIT:-letterbox}"
+  node --import tsx load-tests/tools/prepare-tensor.ts "$fixtures/basketball1.png" "$tensor" --size "$size" --fit "$fit"
 fi
 
 results=$ROOT/load-tests/results
@@ -165,7 +171,7 @@ set +e
 # Keys go through the environment (k6 reads it into __ENV), never on a command line.
 API_KEY=${API_KEY:-} OTHER_KEY=${OTHER_KEY:-} LIMITS_KEY=${LIMITS_KEY:-} QUOTA_KEY=${QUOTA_KEY:-} \
 BASE_URL=$target IMAGE_BASE_URL=$IMAGE_BASE_URL FIXTURES_DIR=$fixtures GRPC_TARGET=$grpc_target \
-TENSOR_FILE=$tensor SCENARIO=$scenario RESULTS_DIR=$results K6_NO_USAGE_REPORT=true \
+TENSOR_FILE=$tensor INPUT_SIZE=$size SCENARIO=$scenario RESULTS_DIR=$results K6_NO_USAGE_REPORT=true \
   "$K6" run --no-usage-report --address "" "${quiet[@]}" "${k6_args[@]}" "load-tests/scenarios/$scenario.js"
 rc=$?
 set -e

@@ -39,7 +39,9 @@ function observe(res, endpoint, expected) {
 
 function observeCvResult(res, body, endpoint) {
   if (!body) return;
-  if (typeof body.processing_time_ms === 'number') {
+  // A replay returns the stored result: its processing_time_ms is not this call's work.
+  const replayed = res.headers['Idempotent-Replayed'] === 'true';
+  if (typeof body.processing_time_ms === 'number' && !replayed) {
     processingTime.add(body.processing_time_ms, { endpoint });
     outsideProcessing.add(Math.max(0, res.timings.duration - body.processing_time_ms), { endpoint });
   }

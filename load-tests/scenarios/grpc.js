@@ -36,7 +36,7 @@ const client = new grpc.Client();
 client.load([import.meta.resolve('../../proto').replace(/^file:\/\//, '')], 'grpc_inference.proto');
 
 // The raw FP32 tensor, base64-encoded once (k6's JSON form of a protobuf `bytes` field).
-const TENSOR_FILE = env('TENSOR_FILE', '') || import.meta.resolve('../.prepared/basketball1.f32');
+const TENSOR_FILE = env('TENSOR_FILE', '') || import.meta.resolve(`../.prepared/basketball1-stretch-${SIZE}.f32`);
 const tensorBytes = open(TENSOR_FILE, 'b');
 if (tensorBytes.byteLength !== SIZE * SIZE * 3 * 4) {
   throw new Error(`${TENSOR_FILE}: ${tensorBytes.byteLength} bytes, expected ${SIZE * SIZE * 3 * 4} for [1,${SIZE},${SIZE},3] FP32`);

@@ -3,7 +3,7 @@
  * RGB 0–255), for the gRPC scenario to send as raw_input_contents. It uses the API's own
  * preprocessing, so the inference layer alone receives exactly what the API would send.
  *
- *   tsx load-tests/tools/prepare-tensor.ts <image> <out.f32> [--size 512] [--fit letterbox|stretch]
+ *   tsx load-tests/tools/prepare-tensor.ts <image> <out.f32> [--size 512] [--fit stretch|letterbox]
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -17,9 +17,9 @@ function flag(args: string[], name: string, fallback: string): string {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const [image, out] = args;
-  if (!image || !out) throw new Error('usage: prepare-tensor.ts <image> <out.f32> [--size 512] [--fit letterbox|stretch]');
+  if (!image || !out) throw new Error('usage: prepare-tensor.ts <image> <out.f32> [--size 512] [--fit stretch|letterbox]');
   const size = Number(flag(args, '--size', '512'));
-  const fit = flag(args, '--fit', 'letterbox') as ResizeFit;
+  const fit = flag(args, '--fit', 'stretch') as ResizeFit;
   if (!Number.isInteger(size) || size < 1) throw new Error(`--size must be a positive integer (got ${size})`);
   if (fit !== 'letterbox' && fit !== 'stretch') throw new Error(`--fit must be letterbox or stretch (got ${fit})`);
 
