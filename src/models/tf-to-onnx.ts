@@ -253,8 +253,8 @@ class Converter {
     const onnxName = this.options.inputs[node.name];
     if (!onnxName) throw new Error(`graph input ${node.name} has no ONNX name in the options`);
     const dims = (node.attr?.shape?.shape?.dim ?? []).map((d) => Number(d.size ?? -1));
-    if (dims.length === 0 || dims.slice(1).some((d) => !(d > 0))) {
-      throw new UnsupportedOpError('Placeholder', node.name, `needs a known shape after the batch dimension (got [${dims}])`);
+    if (dims.length === 0 || (dims[0] !== 1 && dims[0] !== -1) || dims.slice(1).some((d) => !(d > 0))) {
+      throw new UnsupportedOpError('Placeholder', node.name, `needs a batch dimension of 1 or -1 and known sizes after it (got [${dims}])`);
     }
     const dtype = tfDtype(node.attr?.dtype?.type, node);
     this.b.reserve(onnxName);
@@ -262,11 +262,6 @@ class Converter {
   }
 
   // ---------------------------------------------------------------- batch layout helpers
-
-  /** ONNX rank of a value. */
-  private rank(v: Value): number {
-    return v.mode === 'stacked' ? v.shape.length + 1 : v.shape.length;
-  }
 
   /** Re-lays a batched value out as 'stacked' with TF rank `r` (leading 1s added). */
   private toStacked(v: Value, r = v.shape.length): Value {
@@ -391,9 +386,7 @@ class Converter {
   // ---------------------------------------------------------------- convolution and pooling
 
   private conv(node: TfNode, ins: string[]): Value {
-    const x = this.tensor(ins[0]);
-    if (x.mode !== 'axis0') throw new UnsupportedOpError(node.op, node.name, 'input must be a batched NHWC image tensor');
-    if (x.shape.length !== 4) throw new UnsupportedOpError(node.op, node.name, `input rank ${x.shape.length}, expected 4`);
+    const x = this.nhwc(node, ins[0]);
     requireNHWC(node);
     const filter = this.constValue(node, ins[1], 'the filter');
     const depthwise = node.op.includes('Depthwise');
@@ -450,8 +443,7 @@ class Converter {
   }
 
   private maxPool(node: TfNode, ins: string[]): Value {
-    const x = this.tensor(ins[0]);
-    if (x.mode !== 'axis0' || x.shape.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'input must be a batched NHWC tensor');
+    const x = this.nhwc(node, ins[0]);
     requireNHWC(node);
     const k = ints(node.attr?.ksize);
     const s = ints(node.attr?.strides);
@@ -467,6 +459,15 @@ class Converter {
     return { onnx: this.toNHWC(y, node.name), shape: [1, oh, ow, x.shape[3]], dtype: x.dtype, mode: 'axis0' };
   }
 
+  /** The input of an image op: a batched [1, H, W, C] tensor in the 'axis0' layout. */
+  private nhwc(node: TfNode, ref: string): Value {
+    const x = this.tensor(ref);
+    if (x.mode === 'const' || x.shape.length !== 4 || x.shape[0] !== 1) {
+      throw new UnsupportedOpError(node.op, node.name, `input must be a batched NHWC tensor (got ${x.mode} [${x.shape}])`);
+    }
+    return this.toAxis0(x, node.name);
+  }
+
   private toNCHW(x: string, name: string): string {
     return this.b.node('Transpose', [x], `${name}/to_nchw`, { perm: NHWC_TO_NCHW })[0];
   }
@@ -476,8 +477,7 @@ class Converter {
   }
 
   private resizeBilinear(node: TfNode, ins: string[]): Value {
-    const x = this.tensor(ins[0]);
-    if (x.mode !== 'axis0' || x.shape.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'input must be a batched NHWC tensor');
+    const x = this.nhwc(node, ins[0]);
     const size = this.constInts(node, ins[1], 'size');
     const alignCorners = node.attr?.align_corners?.b === true;
     const halfPixel = node.attr?.half_pixel_centers?.b === true;
@@ -599,9 +599,7 @@ class Converter {
     const r = x.shape.length;
     const onnxAxis = this.axis(node, x, r - 1);
     if (k > x.shape[r - 1]) throw new UnsupportedOpError(node.op, node.name, `k=${k} exceeds the axis size ${x.shape[r - 1]}`);
-    if (node.attr?.sorted?.b === false) {
-      // Unsorted TF output order is unspecified; sorted is a valid answer.
-    }
+    // sorted=false leaves TF's order unspecified, so sorted output is right either way.
     // ONNX TopK breaks ties by the lower index first, as TF does.
     const [values, indices64] = this.b.node('TopK', [x.onnx, this.b.int64s(`${node.name}/k`, [k])], node.name, { axis: onnxAxis, largest: 1, sorted: 1 }, 2);
     const indexType = node.attr?.index_type?.type ? tfDtype(node.attr.index_type.type, node) : 'int32';
