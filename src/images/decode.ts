@@ -6,6 +6,7 @@
  */
 import sharp, { type Metadata, type OutputInfo } from 'sharp';
 import { ImageError } from './errors.js';
+import { sniffImageFormat } from './sniff.js';
 import type { ImageFormat } from './types.js';
 
 export interface ImageHeader {
@@ -32,27 +33,6 @@ export interface DecodeLimits {
 
 /** A libvips operation that runs longer than this is a hostile or broken input. */
 const DECODE_TIMEOUT_SECONDS = 20;
-
-const MIME: Record<ImageFormat, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
-
-export function mimeOf(format: ImageFormat): string {
-  return MIME[format];
-}
-
-/** The format named by the first bytes, or null: only formats the service accepts. */
-export function sniffImageFormat(bytes: Uint8Array): ImageFormat | null {
-  const b = bytes;
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
-  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return 'png';
-  if (b.length >= 6 && ascii(b, 0, 6) === 'GIF87a') return 'gif';
-  if (b.length >= 6 && ascii(b, 0, 6) === 'GIF89a') return 'gif';
-  if (b.length >= 12 && ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 12) === 'WEBP') return 'webp';
-  return null;
-}
-
-function ascii(b: Uint8Array, start: number, end: number): string {
-  return String.fromCharCode(...b.subarray(start, end));
-}
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
-import { decodeToRgb, readImageHeader, sniffImageFormat } from '../../src/images/decode.js';
+import { decodeToRgb, readImageHeader } from '../../src/images/decode.js';
 import { ImageError } from '../../src/images/errors.js';
 import { readFixture } from '../helpers/fixtures.js';
 
@@ -48,19 +48,6 @@ function pixel(rgb: Float32Array, width: number, x: number, y: number): number[]
   const o = (y * width + x) * 3;
   return [rgb[o], rgb[o + 1], rgb[o + 2]].map(Math.round);
 }
-
-describe('sniffImageFormat', () => {
-  test('names the four accepted formats by magic bytes and nothing else', async () => {
-    const base = sharp({ create: { width: 4, height: 4, channels: 3, background: '#ff0000' } });
-    assert.equal(sniffImageFormat(await base.clone().jpeg().toBuffer()), 'jpeg');
-    assert.equal(sniffImageFormat(await base.clone().png().toBuffer()), 'png');
-    assert.equal(sniffImageFormat(await base.clone().webp().toBuffer()), 'webp');
-    assert.equal(sniffImageFormat(await base.clone().gif().toBuffer()), 'gif');
-    assert.equal(sniffImageFormat(await base.clone().tiff().toBuffer()), null);
-    assert.equal(sniffImageFormat(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>')), null);
-    assert.equal(sniffImageFormat(Buffer.alloc(0)), null);
-  });
-});
 
 describe('readImageHeader', () => {
   test('reads format and size of the fixtures', async () => {

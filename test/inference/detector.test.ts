@@ -171,7 +171,7 @@ describe('Detector on real images with the real model', () => {
 
   test('concurrent detections all complete with the same answers as one at a time', async () => {
     const images = [readFixture('basketball1.png'), readFixture('camera.png'), readFixture('squirrel_cls.jpg')];
-    const alone = [];
+    const alone: Detection[][] = [];
     for (const img of images) alone.push((await detector.detect(img)).detections);
     const together = await Promise.all([...images, ...images].map((img) => detector.detect(img)));
     together.forEach((out, i) => assert.deepEqual(out.detections, alone[i % 3]));
