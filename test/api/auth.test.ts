@@ -1,7 +1,10 @@
 /** Authentication and admission, in the contract's order, on sync and batch. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import { buildApp } from '../../src/app.js';
 import { keysSetStatus } from '../../src/cli/commands/keys.js';
+import { loggerOptions } from '../../src/telemetry/logging.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp } from '../helpers/app.js';
 
@@ -125,12 +128,32 @@ describe('429, 402: limits after authentication', () => {
   });
 });
 
-test('the key never appears in logs configuration or error bodies', async () => {
+test('the key never appears in error bodies or the database', async () => {
   const k = await t.newKey({ status: 'suspended' });
   const res = await sync(k.key);
   assert.ok(!res.body.includes(k.key));
   const row = await t.db('api_keys').where({ id: k.id }).first();
   assert.ok(!JSON.stringify(row).includes(k.key));
+});
+
+test('the key is never logged, even at trace level and on failures', async () => {
+  const lines: string[] = [];
+  const logger = pino(loggerOptions('trace'), { write: (line: string) => void lines.push(line) });
+  const app = await buildApp({ ...t.services }, { loggerInstance: logger, sweepAbandoned: false });
+  const good = await t.newKey();
+  const made = 'cvk_this-is-a-made-up-key-that-must-not-be-logged';
+  try {
+    const send = (key: string, body: object) => app.inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': key }, payload: body });
+    assert.equal((await send(good.key, syncBody())).statusCode, 200);
+    assert.equal((await send(made, syncBody())).statusCode, 401);
+    assert.equal((await send(good.key, { external_id: 'x', image_base64: '!!' })).statusCode, 400);
+  } finally {
+    await app.close();
+  }
+  const all = lines.join('');
+  assert.ok(lines.length > 0, 'something was logged');
+  assert.ok(!all.includes(good.key));
+  assert.ok(!all.includes(made));
 });
 
 test('last_used_at is recorded', async () => {

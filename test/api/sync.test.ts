@@ -1,6 +1,7 @@
 /** POST /v1/cv/requests/sync: every row of the spec and the contract, on the real model. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
@@ -167,6 +168,16 @@ describe('400 Bad Request', () => {
   test('base64 over 10 MB → IMAGE_TOO_LARGE', async () => {
     const big = 'A'.repeat(10 * 1024 * 1024 + 4);
     assertError(await sync({ external_id: eid(), image_base64: big }), 400, 'Bad Request', 'IMAGE_TOO_LARGE');
+  });
+
+  test('over 40 megapixels → IMAGE_TOO_LARGE before any full decode; no request kept, nothing charged', async () => {
+    const k = await t.newKey({ balance: 2 });
+    const huge = await sharp({ create: { width: 8000, height: 5001, channels: 3, background: '#888' } }).png().toBuffer();
+    const res = await sync({ external_id: eid('huge'), image_base64: huge.toString('base64') }, k);
+    const body = assertError(res, 400, 'Bad Request', 'IMAGE_TOO_LARGE');
+    assert.match(body.message as string, /MP|pixel/i);
+    assert.equal((await t.db('requests').where({ key_id: k.id })).length, 0);
+    assert.equal((await t.db('organizations').where({ id: k.orgId }).first()).balance, 2);
   });
 
   test('malformed JSON, empty body and an unknown content type → INVALID_PARAMETERS', async () => {
