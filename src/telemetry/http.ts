@@ -64,6 +64,16 @@ interface RequestTelemetry {
 
 const state = new WeakMap<FastifyRequest, RequestTelemetry>();
 
+function validTraceId(id: string | undefined): string | undefined {
+  return id && id !== '00000000000000000000000000000000' ? id : undefined;
+}
+
+/** The caller's trace id from a W3C traceparent, so logs correlate even while tracing is off. */
+function incomingTraceId(header: string | string[] | undefined): string | undefined {
+  const m = typeof header === 'string' ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(header.trim()) : null;
+  return validTraceId(m?.[1]);
+}
+
 function parseJson(payload: unknown): unknown {
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return undefined;
   try {
@@ -155,10 +165,10 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
       t.span.end();
     }
 
-    const traceId = t.span?.spanContext().traceId;
+    const traceId = validTraceId(t.span?.spanContext().traceId) ?? incomingTraceId(request.headers.traceparent);
     const header = request.caller ? request.headers['x-api-key'] : undefined;
     const line = {
-      trace_id: traceId && traceId !== '00000000000000000000000000000000' ? traceId : undefined,
+      trace_id: traceId,
       // The readable prefix of an authenticated key only (an unknown "key" may be a pasted secret).
       key_prefix: typeof header === 'string' ? header.trim().slice(0, KEY_PREFIX_CHARS) : undefined,
       org_id: request.caller?.orgId,

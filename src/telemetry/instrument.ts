@@ -165,7 +165,8 @@ export function instrumentKnex(db: Knex, metrics: Metrics): () => void {
   const open = new Map<string, Span>();
   const onQuery = (q: { __knexQueryUid?: string; sql?: string; method?: string }): void => {
     if (!q.__knexQueryUid || trace.getActiveSpan() === undefined) return; // no trace to join: no span
-    const operation = (q.method ?? q.sql?.trim().split(/\s+/, 1)[0] ?? 'query').toUpperCase();
+    // The statement's first keyword (knex's own method says 'raw' or 'first' for many).
+    const operation = (q.sql?.trim().split(/\s+/, 1)[0] || q.method || 'query').toUpperCase();
     open.set(
       q.__knexQueryUid,
       tracer().startSpan(`db ${operation}`, {
