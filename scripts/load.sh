@@ -60,7 +60,9 @@ free_port() { node -e 'const s=require("node:net").createServer();s.listen(0,"12
 http_ok() { node -e 'fetch(process.argv[1],{signal:AbortSignal.timeout(3000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$1"; }
 tcp_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 json_field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];if(v===undefined||v===null)process.exit(1);console.log(v)})' "$1"; }
-recog() { npm run --silent recog -- "$@"; }
+# The compiled CLI when `npm start` has just built it (much quicker to start), else via tsx.
+recog_compiled=false
+recog() { if $recog_compiled; then node bin/recog.js "$@"; else npm run --silent recog -- "$@"; fi; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/recog-load.XXXXXX")
 # Run as root, the embedded PostgreSQL drops to an unprivileged user that must reach DATA_DIR.
@@ -111,6 +113,7 @@ if $start; then
   spawn "$work/server.log" env PORT="$port" HOST=127.0.0.1 PUBLIC_BASE_URL="$target" \
     IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-npm start}
   server_pid=${pids[-1]}
+  [ -n "${SERVER_CMD:-}" ] || recog_compiled=true
   if ! wait_for "the service" "${START_TIMEOUT:-300}" "$server_pid" http_ok "$target/readyz"; then
     tail -n 40 "$work/server.log" >&2; exit 1
   fi
@@ -133,16 +136,28 @@ if [ -z "${API_KEY:-}" ] || { [ "$scenario" = limits ] && [ -z "${LIMITS_KEY:-}"
   org_name="load-$scenario-$(date -u +%Y%m%dT%H%M%SZ)-$$"
   log "provisioning keys in organisation $org_name with recog"
   org=$(recog orgs create "$org_name" --json | json_field id)
-  new_key() { recog keys create --org "$org" --json "$@" | json_field key; }
   big=(--classes '*' --quota "${LOAD_KEY_QUOTA:-100000000}" --rate-limit "${LOAD_KEY_RATE_LIMIT:-1000000}")
+  # The keys are independent: create them in parallel (each CLI start costs seconds).
+  key_jobs=()
+  new_key() { local var=$1; shift; recog keys create --org "$org" --json "$@" > "$work/key-$var.json" & key_jobs+=("$!"); }
   if [ -z "${API_KEY:-}" ]; then
-    API_KEY=$(new_key --name k6-load "${big[@]}")
-    [ -n "${OTHER_KEY:-}" ] || OTHER_KEY=$(new_key --name k6-other "${big[@]}")
+    new_key API_KEY --name k6-load "${big[@]}"
+    [ -n "${OTHER_KEY:-}" ] || new_key OTHER_KEY --name k6-other "${big[@]}"
   fi
   if [ "$scenario" = limits ]; then
-    [ -n "${LIMITS_KEY:-}" ] || LIMITS_KEY=$(new_key --name k6-limits --classes '*')
-    [ -n "${QUOTA_KEY:-}" ] || QUOTA_KEY=$(new_key --name k6-quota --classes '*' --quota 2)
+    [ -n "${LIMITS_KEY:-}" ] || new_key LIMITS_KEY --name k6-limits --classes '*'
+    [ -n "${QUOTA_KEY:-}" ] || new_key QUOTA_KEY --name k6-quota --classes '*' --quota 2
   fi
+  wait_ok=true
+  for job in "${key_jobs[@]}"; do wait "$job" || wait_ok=false; done
+  $wait_ok || { log "recog keys create failed"; exit 1; }
+  for var in API_KEY OTHER_KEY LIMITS_KEY QUOTA_KEY; do
+    if [ -f "$work/key-$var.json" ]; then
+      value=$(json_field key < "$work/key-$var.json") || { log "no key in the output of recog keys create ($var)"; exit 1; }
+      printf -v "$var" '%s' "$value"
+      rm -f "$work/key-$var.json"
+    fi
+  done
 fi
 
 # URL-mode images from a loopback static server.
