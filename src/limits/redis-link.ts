@@ -4,6 +4,12 @@
  * command timeout, and after a failure Redis is skipped for a short cool-off so a hung
  * server costs one timeout, not one per call. ioredis reconnects by itself; the first
  * successful command (or the reconnect) ends the degraded state.
+ *
+ * The timeout is ours, not ioredis's: a timer that fires late because this process's
+ * event loop was busy (decoding an image, say) must not count as Redis being slow. Timers
+ * run before pending socket reads, so a reply that arrived meanwhile would lose the race
+ * and the call would be counted twice (once in Redis, once by the fallback). We give the
+ * reply one more I/O turn before giving up.
  */
 import { Redis } from 'ioredis';
 import { defineLimiterCommands, type LimiterRedis } from './redis-scripts.js';
@@ -29,14 +35,17 @@ export class RedisLink {
   private degraded = false;
   private skipUntil = 0;
   private readonly coolOffMs: number;
+  private readonly timeoutMs: number;
   private closed = false;
   private probe?: NodeJS.Timeout;
 
   constructor(private readonly opts: RedisLinkOptions) {
     this.coolOffMs = opts.coolOffMs ?? 1000;
+    this.timeoutMs = opts.commandTimeoutMs ?? 500;
     const redis = new Redis(opts.url, {
       enableOfflineQueue: false,
-      commandTimeout: opts.commandTimeoutMs ?? 250,
+      // Backstop only, so commands to a hung server do not pile up for ever; see withTimeout.
+      commandTimeout: Math.max(5000, this.timeoutMs * 4),
       connectTimeout: 1000,
       maxRetriesPerRequest: 0,
       // Keep trying for ever, at most one second apart, so recovery is quick.
@@ -83,7 +92,7 @@ export class RedisLink {
       return undefined;
     }
     try {
-      const result = await op(this.client);
+      const result = await this.withTimeout(op(this.client));
       this.succeeded();
       return result;
     } catch (err) {
@@ -91,6 +100,17 @@ export class RedisLink {
       this.failed(err as Error);
       return undefined;
     }
+  }
+
+  /** Rejects after timeoutMs and one more I/O turn without a reply (see the header). */
+  private withTimeout<T>(pending: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        setImmediate(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)));
+      }, this.timeoutMs);
+    });
+    return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
   }
 
   async ping(): Promise<boolean> {

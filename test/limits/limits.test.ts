@@ -51,6 +51,23 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('a busy event loop is not mistaken for a slow Redis (no double counting)', async () => {
+      const limits = await limitsFor(t.db, backend.redisUrl);
+      try {
+        const key = await makeKey(t.db);
+        const pending = Promise.all(Array.from({ length: 30 }, () => limits.checkRate(key, 'recognition')));
+        // Block this process past the command timeout while the replies are on their way,
+        // as a CPU-heavy request (image decoding) would.
+        const until = Date.now() + 800;
+        while (Date.now() < until);
+        const decisions = await pending;
+        assert.equal(count(decisions, (d) => d.allowed), 10);
+        assert.equal(limits.mode(), backend.name, 'still on Redis, not degraded');
+      } finally {
+        await limits.close();
+      }
+    });
+
     test('the window slides: a slot comes back 60 s after the call that used it', async () => {
       let now = Date.parse('2026-03-10T12:00:00.000Z');
       const limits = await limitsFor(t.db, backend.redisUrl, { clock: () => now });
