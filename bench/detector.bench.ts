@@ -1,0 +1,91 @@
+/**
+ * Detector throughput on this machine: bare model inferences/s (batch 1, a tensor made
+ * once) against full pipeline images/s (JPEG decode + resize + infer + postprocess), and
+ * their ratio; the target is pipeline ≥ 0.8 × bare model.
+ *
+ * The two are measured in alternating rounds, so load from elsewhere on the machine
+ * falls on both alike. The pipeline keeps PIPELINE_IN_FLIGHT images in flight, as a
+ * server with several clients does: one decodes while another is inferred.
+ */
+import os from 'node:os';
+import sharp from 'sharp';
+import { loadConfig } from '../src/config.js';
+import { createInferenceBackend } from '../src/inference/create-backend.js';
+import { Detector, detectorIo } from '../src/inference/detector.js';
+import { prepareImage } from '../src/inference/preprocess.js';
+import { loadCatalog } from '../src/models/catalog.js';
+import { readFixture } from '../test/helpers/fixtures.js';
+
+const ROUNDS = 2;
+const ROUND_MS = 2500;
+const PIPELINE_IN_FLIGHT = 3;
+const TARGET_RATIO = 0.8;
+
+/** Runs `inFlight` loops of `task` until `ms` have passed; returns completions per second. */
+async function throughput(task: () => Promise<unknown>, ms: number, inFlight: number): Promise<{ count: number; seconds: number }> {
+  const start = performance.now();
+  const end = start + ms;
+  let count = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < end) {
+        await task();
+        count++;
+      }
+    }),
+  );
+  return { count, seconds: (performance.now() - start) / 1000 };
+}
+
+export async function run(): Promise<void> {
+  const config = loadConfig();
+  const catalog = await loadCatalog(config.modelCatalog);
+  const backend = createInferenceBackend(config);
+  await backend.start();
+  try {
+    const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
+    const io = detectorIo(backend.metadata().inputs, backend.metadata().outputs);
+    // The fixture converted to JPEG in memory: the most common upload format.
+    const jpeg = await sharp(readFixture('basketball1.png')).jpeg({ quality: 90 }).toBuffer();
+    const meta = await sharp(jpeg).metadata();
+    const prepared = await prepareImage(jpeg, io.size, { maxPixels: config.imageMaxPixels, fit: 'stretch' });
+    const tensor = { name: io.input.name, datatype: 'FP32' as const, shape: [1, io.size.height, io.size.width, 3], data: prepared.tensor };
+
+    const infer = () => backend.infer([tensor]);
+    let stages = { decodeMs: 0, inferMs: 0, postprocessMs: 0, n: 0 };
+    const detect = async () => {
+      const { timings } = await detector.detect(jpeg);
+      stages = { decodeMs: stages.decodeMs + timings.decodeMs, inferMs: stages.inferMs + timings.inferMs, postprocessMs: stages.postprocessMs + timings.postprocessMs, n: stages.n + 1 };
+    };
+    await infer(); // settle caches before measuring
+    await detect();
+    stages = { decodeMs: 0, inferMs: 0, postprocessMs: 0, n: 0 };
+
+    const bare = { count: 0, seconds: 0 };
+    const pipe = { count: 0, seconds: 0 };
+    for (let r = 0; r < ROUNDS; r++) {
+      const b = await throughput(infer, ROUND_MS, 1);
+      const p = await throughput(detect, ROUND_MS, PIPELINE_IN_FLIGHT);
+      bare.count += b.count;
+      bare.seconds += b.seconds;
+      pipe.count += p.count;
+      pipe.seconds += p.seconds;
+    }
+    const bareRate = bare.count / bare.seconds;
+    const pipeRate = pipe.count / pipe.seconds;
+    const ratio = pipeRate / bareRate;
+    const avg = (v: number) => (v / Math.max(1, stages.n)).toFixed(1);
+
+    const lines = [
+      `machine          ${os.availableParallelism()} cores, ORT intra-op threads ${config.inferenceThreads}, model ${backend.metadata().name} ${io.size.width}×${io.size.height}`,
+      `image            basketball1.png as JPEG q90, ${meta.width}×${meta.height}, ${jpeg.length} bytes`,
+      `bare model       ${bareRate.toFixed(2)} inferences/s  (batch 1, pre-made tensor, ${bare.count} runs in ${bare.seconds.toFixed(1)} s)`,
+      `full pipeline    ${pipeRate.toFixed(2)} images/s      (decode+resize+infer+postprocess, ${PIPELINE_IN_FLIGHT} in flight, ${pipe.count} images in ${pipe.seconds.toFixed(1)} s)`,
+      `  per image      decode+resize ${avg(stages.decodeMs)} ms, queue+infer ${avg(stages.inferMs)} ms, postprocess ${avg(stages.postprocessMs)} ms`,
+      `ratio            ${ratio.toFixed(3)}  (target ≥ ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await backend.close();
+  }
+}
