@@ -160,18 +160,17 @@ export class RecognitionService {
 
     const entries: BatchImageResult[] = new Array(n);
     const accepted: Array<{ index: number; url: string }> = [];
-    input.urls.forEach((url, index) => {
-      try {
-        this.deps.fetcher.validate(url);
-        accepted.push({ index, url });
-      } catch (err) {
-        if (!(err instanceof ImageError)) throw err;
-        entries[index] = failedBeforeProcessing(url, err.message);
-      }
-    });
-
     let records: RequestRecord[];
     try {
+      input.urls.forEach((url, index) => {
+        try {
+          this.deps.fetcher.validate(url);
+          accepted.push({ index, url });
+        } catch (err) {
+          if (!(err instanceof ImageError)) throw err;
+          entries[index] = failedBeforeProcessing(url, err.message);
+        }
+      });
       records = await this.deps.requests.createQueued(
         accepted.map(({ url }) => ({
           keyId: caller.keyId,
@@ -192,7 +191,10 @@ export class RecognitionService {
     await runBounded(accepted.length, this.deps.settings.batchConcurrency, async (i) => {
       const { index, url } = accepted[i];
       const record = records[i];
-      const outcome = await this.runWithDeadline(caller, record, { kind: 'url', url }, deadline);
+      // One image's failure, even an unexpected one, never affects the others.
+      const outcome = await this.runWithDeadline(caller, record, { kind: 'url', url }, deadline).catch(
+        (error: unknown): Outcome => ({ kind: 'internal', error, record: null }),
+      );
       this.observe(outcome, 'batch');
       switch (outcome.kind) {
         case 'finished':
