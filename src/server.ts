@@ -13,6 +13,8 @@ import { openDatabase, type DatabaseHandle } from './store/embedded.js';
 import { migrateLatest } from './store/migrate.js';
 import { closeInstanceRequests } from './store/requests.js';
 import { loggerOptions } from './telemetry/logging.js';
+import { startMetricsServer } from './telemetry/metrics-server.js';
+import { startTracing } from './telemetry/tracing.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -38,6 +40,8 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
     const instanceId = randomBytes(8).toString('hex');
     const app = await buildApp({ ...services, instanceId }, { loggerInstance: logger });
     await app.listen({ port: config.port, host: config.host });
+    // A scrape-only port (METRICS_PORT), up until the drain has ended so the drain is visible.
+    const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(services.metrics!, { port: config.metricsPort, host: config.host });
     const svc = services;
     let closing: Promise<{ drained: boolean }> | undefined;
     return {
@@ -46,7 +50,7 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
       database,
       instanceId,
       shutdown(reason = 'shutdown') {
-        closing ??= gracefulShutdown({ app, services: svc, database, instanceId, timeoutMs: config.shutdownTimeoutMs, log: logger, reason });
+        closing ??= gracefulShutdown({ app, services: svc, database, instanceId, timeoutMs: config.shutdownTimeoutMs, log: logger, reason }).finally(() => metricsServer?.close());
         return closing;
       },
     };
@@ -96,11 +100,15 @@ export async function gracefulShutdown(opts: {
 /** Runs until SIGTERM/SIGINT, then shuts down gracefully. */
 export async function runServer(config: Readonly<Config>): Promise<void> {
   const logger = pino(loggerOptions(config.logLevel));
+  // Standard OTEL_* variables switch on OTLP trace export; without them tracing costs nothing.
+  const tracing = await startTracing(process.env);
+  if (tracing.enabled) logger.info('OpenTelemetry tracing on (OTLP)');
   const server = await startServer(config, logger);
   await new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       server.shutdown(signal).then(
-        ({ drained }) => {
+        async ({ drained }) => {
+          await tracing.shutdown().catch(() => {}); // flushes the last spans
           process.exitCode = drained ? 0 : 1;
           resolve();
         },

@@ -31,6 +31,13 @@ export function tracingRequested(env: Env): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
 
+/** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces (the OTLP/HTTP rule). */
+export function tracesEndpoint(env: Env): string | undefined {
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`;
+  return undefined;
+}
+
 export interface TracingHandle {
   enabled: boolean;
   shutdown(): Promise<void>;
@@ -47,7 +54,9 @@ export async function startTracing(env: Env, serviceName = 'recognition-service'
   ]);
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName }),
-    traceExporter: new OTLPTraceExporter(),
+    // The endpoint comes from `env` (the exporter would read process.env itself); the other
+    // OTEL_* settings (headers, sampler, timeouts) are read by the SDK from the process.
+    traceExporter: new OTLPTraceExporter({ url: tracesEndpoint(env) }),
     instrumentations: [],
   });
   sdk.start();
