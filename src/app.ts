@@ -4,6 +4,7 @@
  * test/helpers/app.ts. createServices() composes the real dependencies from the config.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
@@ -60,6 +61,12 @@ export interface BuildAppOptions {
 }
 
 /** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
+/** Stable across restarts of the same process slot (host and port), unique among live replicas. */
+export function instanceIdFor(config: Pick<Config, 'port'>, hostname = os.hostname()): string {
+  // Port 0 (an ephemeral port, tests) names no slot: several may run at once.
+  return config.port === 0 ? `${hostname}:0:${randomBytes(6).toString('hex')}` : `${hostname}:${config.port}`;
+}
+
 export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
   return config.syncTimeoutMs + 60_000;
 }
@@ -140,6 +147,10 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     };
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
+      // A restart under the same stable instance id (same host and port) cannot have live work:
+      // whatever that id left unfinished was abandoned by the previous run, however recent.
+      const previous = await failAbandonedRequests(db, 0, instanceId);
+      if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
       await sweep();
       timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? 30_000);
       timer.unref();

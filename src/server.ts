@@ -3,11 +3,10 @@
  * migrations, the app, listen, signals and graceful shutdown. `npm start` runs the
  * compiled form of this file; `recog serve` calls runServer().
  */
-import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { buildApp, createServices, type Services } from './app.js';
+import { buildApp, createServices, instanceIdFor, type Services } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './store/embedded.js';
 import { migrateLatest } from './store/migrate.js';
@@ -37,7 +36,7 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
     const applied = await migrateLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrated');
     services = await createServices(config, database.db, logger);
-    const instanceId = randomBytes(8).toString('hex');
+    const instanceId = instanceIdFor(config);
     const app = await buildApp({ ...services, instanceId }, { loggerInstance: logger });
     await app.listen({ port: config.port, host: config.host });
     // A scrape-only port (METRICS_PORT), up until the drain has ended so the drain is visible.

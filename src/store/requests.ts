@@ -154,11 +154,12 @@ export class PgRequestRepository implements RequestRepository {
  * legitimately run (`olderThanMs`, the sync deadline plus a margin), whichever replica started
  * them. Run at start and periodically, so a crash never leaves one PROCESSING forever.
  */
-export async function failAbandonedRequests(db: Knex, olderThanMs: number): Promise<number> {
-  return db('requests')
-    .whereIn('status', UNFINISHED)
-    .where('created_at', '<', db.raw(`now() - make_interval(secs => ?)`, [olderThanMs / 1000]))
-    .update({
+export async function failAbandonedRequests(db: Knex, olderThanMs: number, ofInstance?: string): Promise<number> {
+  const q = db('requests').whereIn('status', UNFINISHED);
+  // With ofInstance: every unfinished request of that (restarted) instance, whatever its age.
+  if (ofInstance !== undefined) q.where({ instance_id: ofInstance });
+  else q.where('created_at', '<', db.raw(`now() - make_interval(secs => ?)`, [olderThanMs / 1000]));
+  return q.update({
       status: 'ERROR',
       error: 'request abandoned: the service stopped before it finished',
       response_code: 500,

@@ -1,7 +1,7 @@
 /** Requests left QUEUED/PROCESSING by a crash end ERROR at the next start; live ones are left alone. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildApp } from '../../src/app.js';
+import { buildApp, instanceIdFor } from '../../src/app.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -46,4 +46,30 @@ test('at start, requests older than the deadline margin are marked ERROR; recent
   });
   assert.equal(res.statusCode, 200, res.body);
   await t.db('requests').where({ id: fresh.id }).update({ status: 'ERROR' });
+});
+
+test('a restart under the same instance id ends that instance\'s unfinished requests at once, however recent', async () => {
+  const k = await t.newKey();
+  const base = { key_id: k.id, org_id: k.orgId, kind: 'sync', source: 'url', source_url: 'https://example.com/a.png', image_fingerprint: 'url:x' };
+  const [mine, theirs] = await t.db('requests')
+    .insert([
+      { ...base, external_id: 'mine', status: 'PROCESSING', instance_id: 'host-a:8080' },
+      { ...base, external_id: 'theirs', status: 'QUEUED', instance_id: 'host-b:8080' },
+    ])
+    .returning('id');
+  const app = await buildApp({ ...t.services, instanceId: 'host-a:8080' }, { logger: false });
+  await app.ready();
+  try {
+    const row = await t.db('requests').where({ id: mine.id }).first();
+    assert.equal(row.status, 'ERROR');
+    assert.match(row.error, /abandoned/);
+    assert.equal((await t.db('requests').where({ id: theirs.id }).first()).status, 'QUEUED', 'another live replica\'s work is untouched');
+  } finally {
+    await app.close();
+    await t.db('requests').where({ id: theirs.id }).update({ status: 'ERROR' });
+  }
+});
+
+test('instanceIdFor is stable for a host and port', () => {
+  assert.equal(instanceIdFor({ port: 8080 }, 'pod-1'), 'pod-1:8080');
 });
