@@ -207,7 +207,7 @@ describe('local v2 inference server', () => {
 
   test('graceful shutdown: not ready at once, the call in flight still gets its answer, then the port is closed', async () => {
     const inFlight = client.modelInfer(inferRequest(basketball));
-    await new Promise((r) => setTimeout(r, 50)); // the request is on the server, waiting for its batch
+    while (server.inFlight() === 0) await new Promise((r) => setTimeout(r, 5)); // the request is on the server
     const closing = server.close({ graceMs: 20_000 });
     const answer = await inFlight;
     assert.deepEqual(answer.outputs[0]!.shape.map(Number), [1, 100, 6]);

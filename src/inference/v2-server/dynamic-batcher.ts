@@ -48,6 +48,7 @@ export class DynamicBatcher {
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
+  private flushing = false;
 
   constructor(private readonly opts: DynamicBatcherOptions) {}
 
@@ -92,6 +93,12 @@ export class DynamicBatcher {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** From now on, queued requests go out without waiting for their batch to fill (shutdown). */
+  flush(): void {
+    this.flushing = true;
+    this.pump();
+  }
+
   /** Refuses everything still queued (forced shutdown). */
   abortQueued(reason: string): void {
     for (const item of this.queue.splice(0)) {
@@ -112,7 +119,7 @@ export class DynamicBatcher {
   }
 
   private shouldDispatch(): boolean {
-    if (this.opts.maxBatchSize === 0) return true;
+    if (this.opts.maxBatchSize === 0 || this.flushing) return true;
     const full = Math.min(this.opts.preferredBatchSize ?? this.opts.maxBatchSize, this.opts.maxBatchSize);
     let rows = 0;
     for (const p of this.queue) {

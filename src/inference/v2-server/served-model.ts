@@ -51,6 +51,7 @@ export class ServedModel {
   readonly batcher: DynamicBatcher;
   private readonly backend: InferenceBackend;
   private ready = false;
+  private active = 0;
 
   constructor(options: ServedModelOptions) {
     this.config = options.config;
@@ -82,6 +83,11 @@ export class ServedModel {
 
   isReady(): boolean {
     return this.ready;
+  }
+
+  /** Inference requests accepted and not yet answered (queued or running). */
+  get inFlight(): number {
+    return this.active;
   }
 
   /** Stops taking requests; lets those queued and running finish. */
@@ -136,6 +142,7 @@ export class ServedModel {
     // Malformed requests are the caller's error, not the model's: not counted as failures.
     const inputs = this.decodeInputs(request);
     const wanted = this.requestedOutputs(request);
+    this.active++;
     try {
       const { outputs, queueNs } = await this.batcher.submit(inputs, signal);
       const response: ModelInferResponse = { model_name: this.name, model_version: this.version, id: request.id, outputs: [], raw_output_contents: [] };
@@ -151,6 +158,8 @@ export class ServedModel {
     } catch (err) {
       this.stats.requestFailed(Number(process.hrtime.bigint() - started));
       throw err;
+    } finally {
+      this.active--;
     }
   }
 

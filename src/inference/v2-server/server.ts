@@ -38,6 +38,8 @@ export interface V2Server {
   /** host:port for TRITON_URL. */
   readonly grpcAddress: string;
   statistics(name?: string): ModelStatisticsMsg[];
+  /** Inference requests accepted and not answered yet, over all models. */
+  inFlight(): number;
   /**
    * Stops: not ready at once, refuses new calls, lets calls in flight finish for up to
    * `graceMs` (default 10 s), then cuts the rest. graceMs 0 is an abrupt stop (a crash).
@@ -118,7 +120,8 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
       grpcServer.forceShutdown();
       for (const m of models.values()) m.batcher.abortQueued('the server stopped');
     } else {
-      // tryShutdown refuses new calls and waits for those in flight (which wait for their batch).
+      // tryShutdown refuses new calls and waits for those in flight, whose batches go out now.
+      for (const m of models.values()) m.batcher.flush();
       const drained = new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
       const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
       if ((await Promise.race([drained, timer])) === 'timeout') {
@@ -140,6 +143,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
     grpcPort,
     httpPort,
     grpcAddress: `${host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${grpcPort}`,
+    inFlight: () => [...models.values()].reduce((n, m) => n + m.inFlight, 0),
     statistics: (name) => [...models.values()].filter((m) => name === undefined || m.name === name).map((m) => m.stats.snapshot()),
     close: (o = {}) => (closing ??= close(o.graceMs ?? 10_000)),
   };
