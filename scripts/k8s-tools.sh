@@ -112,10 +112,9 @@ print_env() { echo "export K8S_TOOLS_BIN=$BIN_DIR"; }
 case "${1:-install}" in
   install)
     install_etcd
-    targets=(kube-apiserver)
-    [ "${K8S_TOOLS_SKIP_KUBECTL:-0}" = 1 ] || targets+=(kubectl)
-    build_k8s "${targets[@]}"
+    build_k8s kube-apiserver
     build_helm
+    [ "${K8S_TOOLS_SKIP_KUBECTL:-0}" = 1 ] || build_k8s kubectl
     link_all
     print_env
     ;;

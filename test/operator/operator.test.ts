@@ -21,6 +21,7 @@ import {
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
+  dumpYaml,
   type KubeConfig,
   type KubernetesObject,
   type V1Deployment,
@@ -55,6 +56,11 @@ if (!tools) console.log(`# operator cluster tests skipped: ${missing}`);
 function yamlDocs(file: string): KubernetesObject[] {
   return parseYaml(fs.readFileSync(file, 'utf8')).filter(Boolean) as KubernetesObject[];
 }
+
+/** An object as the API server sent it (client-node models rename `from` to `_from`...). */
+const wire = (obj: KubernetesObject): Any => parseYaml(dumpYaml(obj))[0];
+/** client-node returns model class instances; compare their JSON. */
+const plain = (v: unknown): Any => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
 function statusOf(err: unknown): number | undefined {
   return (err as { code?: number }).code;
@@ -176,10 +182,10 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.equal(c.image, 'recognition-service:0.1.0');
     assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
     assert.equal(c.env?.find((e) => e.name === 'TRITON_URL')?.value, 'dns:///vision-triton.team-a.svc.cluster.local:8001');
-    assert.deepEqual(c.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef, { name: 'vision-secrets', key: 'DATABASE_URL' });
+    assert.deepEqual(plain(c.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef), { name: 'vision-secrets', key: 'DATABASE_URL' });
     const triton = (await read('apps/v1', 'Deployment', 'vision-triton')) as V1Deployment;
     assert.equal(triton.spec!.template.spec!.containers[0].resources?.limits?.['nvidia.com/gpu'], '1');
-    assert.deepEqual(triton.spec!.template.spec!.containers[0].envFrom, [{ secretRef: { name: 'vision-model-storage' } }]);
+    assert.deepEqual(plain(triton.spec!.template.spec!.containers[0].envFrom), [{ secretRef: { name: 'vision-model-storage' } }]);
     const svc = (await read('v1', 'Service', 'vision-triton')) as Any;
     assert.equal(svc.spec.clusterIP, 'None');
     await read('v1', 'Service', 'vision-api');
@@ -188,7 +194,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-triton');
     await read('policy/v1', 'PodDisruptionBudget', 'vision-api');
     await read('policy/v1', 'PodDisruptionBudget', 'vision-triton');
-    const np = (await read('networking.k8s.io/v1', 'NetworkPolicy', 'vision-triton')) as Any;
+    const np = wire(await read('networking.k8s.io/v1', 'NetworkPolicy', 'vision-triton'));
     assert.equal(np.spec.ingress[0].from[0].podSelector.matchLabels['app.kubernetes.io/component'], 'api');
     await read('monitoring.coreos.com/v1', 'ServiceMonitor', 'vision');
 
@@ -338,7 +344,8 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       mutate(o);
       await assert.rejects(custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o }), (err: Any) => {
         assert.equal(err.code, 422, String(err.body));
-        assert.match(String(err.body), message);
+        const status = typeof err.body === 'string' ? JSON.parse(err.body) : err.body;
+        assert.match(status.message, message);
         return true;
       });
     };
@@ -378,8 +385,10 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     // The new leader does the work: a deleted child comes back.
     await apps.deleteNamespacedDeployment({ name: 'vision-api', namespace: NS });
     await eventually(async () => ((await getDep('vision-api')).metadata?.ownerReferences?.[0]?.name === 'vision' ? true : undefined), 'restored by operator-b');
-    const metrics = await (await fetch(`http://127.0.0.1:${standby.healthPort}/metrics`)).text();
-    assert.match(metrics, /recognition_operator_reconcile_total\{result="success"\} [1-9]/);
+    const metrics = await eventually(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${standby!.healthPort}/metrics`)).text();
+      return /recognition_operator_reconcile_total\{result="success"\} [1-9]/.test(text) ? text : undefined;
+    }, 'reconciles counted by operator-b');
     assert.match(metrics, /recognition_operator_leader 1/);
   });
 
