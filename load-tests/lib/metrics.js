@@ -12,5 +12,3 @@ export const unexpectedStatus = new Rate('unexpected_status');
 export const detections = new Counter('detections');
 /** Calls refused with 429, by error_code (RATE_LIMITED or MONTHLY_QUOTA_EXCEEDED). */
 export const rejected429 = new Counter('rejected_429');
-/** gRPC ModelInfer latency as the client sees it (the inference layer alone). */
-export const inferLatency = new Trend('infer_latency_ms', true);

@@ -75,8 +75,9 @@ export function textReport(data, extra) {
     }
   }
 
-  if (m.infer_latency_ms) {
-    const t = m.infer_latency_ms.values;
+  const infer = m['grpc_req_duration{endpoint:model_infer}'];
+  if (infer && infer.values.count > 0) {
+    const t = infer.values;
     lines.push('');
     lines.push(`${pad('gRPC ModelInfer', 22)}${lpad('calls', 7)}${lpad('call/s', 9)}${lpad('p50 ms', 9)}${lpad('p95 ms', 9)}${lpad('p99 ms', 9)}${lpad('max ms', 9)}`);
     lines.push(latencyRow('inference layer', t, t.count, t.count / seconds));
