@@ -25,6 +25,7 @@ export const REDACT_PATHS = [
   '*["x-api-key"]',
   '*.body.image_base64',
   '*.headers["x-api-key"]',
+  '*.headers.authorization',
 ];
 
 export function loggerOptions(level: string, base: Record<string, unknown> = {}): LoggerOptions {
