@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
+import { buildApp } from '../../src/app.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
@@ -251,6 +252,23 @@ describe('idempotency on (key, external_id)', () => {
     assert.equal(retried.statusCode, 200);
     assert.equal(retried.headers['idempotent-replayed'], undefined);
     assert.notEqual(json(retried).request_id, failed.request_id);
+  });
+
+  test('two replicas on one database: parallel identical calls still process once', async () => {
+    const k = await t.newKey();
+    const replica = await buildApp({ ...t.services, instanceId: 'replica-b' }, { logger: false, sweepAbandoned: false });
+    try {
+      const body = { external_id: 'two-replicas', image_base64: camera.toString('base64') };
+      const calls = Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? t.app : replica).inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': k.key }, payload: body }),
+      );
+      const all = await Promise.all(calls);
+      assert.ok(all.every((r) => r.statusCode === 200 || r.statusCode === 409), all.map((r) => r.statusCode).join(','));
+      assert.equal(all.filter((r) => r.statusCode === 200 && r.headers['idempotent-replayed'] === undefined).length, 1);
+      assert.equal((await t.db('requests').where({ key_id: k.id })).length, 1);
+    } finally {
+      await replica.close();
+    }
   });
 
   test('20 parallel identical calls: one processing, the others replay or 409', async () => {

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Knex } from 'knex';
 import { keysCreate, keysList, keysSetStatus, keysShow, keysUpdate, parseClasses, type KeyDeps } from '../../src/cli/commands/keys.js';
+import { dbMigrate } from '../../src/cli/commands/db.js';
 import { orgsBalance, orgsCreate, orgsList, orgsSetStatus } from '../../src/cli/commands/orgs.js';
 import { createDb } from '../../src/store/db.js';
 import { hashApiKey } from '../../src/store/keys.js';
@@ -28,6 +29,12 @@ before(async () => {
 after(async () => {
   await db.destroy();
   await database.drop();
+});
+
+test('db migrate: up to date after the first run, and reports every applied migration', async () => {
+  const result = await dbMigrate(db);
+  assert.deepEqual(result.applied, []);
+  assert.ok(result.current.includes('0001_initial'));
 });
 
 describe('orgs', () => {
