@@ -47,6 +47,8 @@ const KSERVE_TO_ORT: Record<TensorDataType, string> = {
   UINT8: 'uint8',
   BOOL: 'bool',
 };
+const MAX_RELAUNCH_DELAY_MS = 30_000;
+
 const ARRAY_OF: Record<TensorDataType, new (...args: never[]) => unknown> = {
   FP32: Float32Array,
   FP16: Uint16Array,
@@ -81,6 +83,10 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   private nextId = 1;
   private runs = 0;
   private idleWaiters: Array<() => void> = [];
+  private relaunches = 0;
+  private relaunchTimer?: NodeJS.Timeout;
+  /** A session being loaded and warmed up: close() waits for it (see close()). */
+  private launching?: Promise<void>;
 
   constructor(private readonly options: OnnxRuntimeBackendOptions) {
     this.threads = options.threads ?? os.availableParallelism();
@@ -100,6 +106,25 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new InferenceError('INTERNAL', `the ONNX Runtime backend cannot start from state ${this.state}`);
     this.state = 'starting';
+    try {
+      await this.launch();
+    } catch (err) {
+      if (this.state === 'starting') this.state = 'failed';
+      throw err;
+    }
+    // close() during the warm-up wins: it terminates the thread once the warm-up is over.
+    if ((this.state as State) === 'closed') throw new InferenceError('UNAVAILABLE', 'the inference backend was closed while starting');
+    this.state = 'ready';
+  }
+
+  /** Spawns the session thread and waits until it has loaded and warmed up the model. */
+  private launch(): Promise<void> {
+    const launching = this.spawnSession();
+    this.launching = launching;
+    return launching;
+  }
+
+  private async spawnSession(): Promise<void> {
     const init: WorkerInit = { modelPath: this.options.modelPath, threads: this.threads, spin: this.options.spin ?? false };
     const worker = spawnWorker(init);
     this.worker = worker;
@@ -121,16 +146,15 @@ export class OnnxRuntimeBackend implements InferenceBackend {
         outputs: ready.outputs.map(toSpec),
       };
     } catch (err) {
-      this.state = 'failed';
+      if (this.worker === worker) this.worker = undefined;
       await worker.terminate();
       throw new InferenceError('MODEL_NOT_READY', `cannot load the model ${this.options.modelPath}: ${(err as Error).message}`, { cause: err });
     } finally {
       for (const [event, fn] of startup) worker.off(event, fn);
     }
     worker.on('message', (m: WorkerReply) => this.onReply(m));
-    worker.on('error', (err) => this.onWorkerDeath(`the inference thread failed: ${err.message}`));
-    worker.on('exit', (code) => this.onWorkerDeath(`the inference thread exited (code ${code})`));
-    this.state = 'ready';
+    worker.on('error', (err) => this.onWorkerDeath(worker, `the inference thread failed: ${err.message}`));
+    worker.on('exit', (code) => this.onWorkerDeath(worker, `the inference thread exited (code ${code})`));
   }
 
   metadata(): ModelMetadata {
@@ -203,9 +227,13 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     if (this.state === 'closed') return;
     const wasReady = this.state === 'ready';
     this.state = 'closed';
+    clearTimeout(this.relaunchTimer);
     for (const job of this.queue.splice(0)) job.reject(new InferenceError('UNAVAILABLE', 'the inference backend is shutting down'));
-    // Let the run in progress finish, so its caller gets its answer.
+    // Let the run in progress (or the warm-up) finish: its caller gets its answer, and
+    // terminating a thread inside session.run can abort the whole process in
+    // onnxruntime-node.
     if (wasReady && this.running) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.launching?.catch(() => undefined);
     const worker = this.worker;
     this.worker = undefined;
     if (worker) await worker.terminate();
@@ -271,13 +299,39 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     this.pump();
   }
 
-  private onWorkerDeath(reason: string): void {
+  /**
+   * The session thread died (a native crash, or out of memory): everyone waiting gets
+   * UNAVAILABLE, ready() turns false, and the thread is relaunched with backoff, so the
+   * service heals without a restart of the whole process.
+   */
+  private onWorkerDeath(worker: Worker, reason: string): void {
+    if (worker !== this.worker) return; // 'error' is followed by 'exit': handle once
+    this.worker = undefined;
     if (this.state !== 'closed') this.state = 'failed';
     const err = new InferenceError('UNAVAILABLE', reason);
     this.running?.job.reject(err);
     this.running = undefined;
     for (const job of this.queue.splice(0)) job.reject(err);
     for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.state === 'failed') this.scheduleRelaunch();
+  }
+
+  private scheduleRelaunch(): void {
+    const delay = Math.min(MAX_RELAUNCH_DELAY_MS, 500 * 2 ** this.relaunches++);
+    this.relaunchTimer = setTimeout(() => {
+      this.launch().then(
+        () => {
+          if (this.state !== 'failed') return void this.worker?.terminate(); // closed meanwhile
+          this.state = 'ready';
+          this.relaunches = 0;
+        },
+        () => {
+          if (this.state === 'failed') this.scheduleRelaunch();
+        },
+      );
+    }, delay);
+    // A pending relaunch must not keep a finished CLI process alive.
+    this.relaunchTimer.unref();
   }
 }
 

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Worker } from 'node:worker_threads';
 import { InferenceError, type Tensor } from '../../src/inference/backend.js';
 import { createInferenceBackend } from '../../src/inference/create-backend.js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
@@ -125,6 +126,33 @@ describe('OnnxRuntimeBackend lifecycle', () => {
     assert.equal(await b.ready(), false);
     assert.throws(() => b.metadata(), isInferenceError('MODEL_NOT_READY'));
     await assert.rejects(b.infer([image(0)]), isInferenceError('MODEL_NOT_READY'));
+  });
+
+  test('a session thread that dies makes the backend UNAVAILABLE, then it is relaunched and serves again', async () => {
+    const b = createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' })) as OnnxRuntimeBackend;
+    await b.start();
+    try {
+      // Stand-in for a crash of an idle thread. (Terminating a thread in the middle of
+      // session.run can abort the process inside onnxruntime-node, which is why close()
+      // waits for the run in progress.)
+      await (b as unknown as { worker: Worker }).worker.terminate();
+      assert.equal(await b.ready(), false);
+      await assert.rejects(b.infer([image(22)]), isInferenceError('UNAVAILABLE', /down/));
+      // Relaunch after 0.5 s plus model load and warm-up; poll up to a generous bound.
+      for (let i = 0; i < 600 && !(await b.ready()); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(await b.ready(), true);
+      assert.deepEqual((await b.infer([image(23)])).get('detections')?.shape, [1, 100, 6]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  test('close() during the warm-up waits for it, then start() reports the close', async () => {
+    const b = createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }));
+    const starting = assert.rejects(b.start(), isInferenceError('UNAVAILABLE', /closed while starting/));
+    await b.close();
+    await starting;
+    assert.equal(await b.ready(), false);
   });
 
   test('close() lets the running inference finish, refuses the queued ones, then refuses new calls', async () => {
