@@ -92,6 +92,21 @@ test('OTEL_EXPORTER_OTLP_ENDPOINT: the spans of a real request reach the collect
     }
     assert.ok(all.includes('recog-export-test'), 'service.name from OTEL_SERVICE_NAME');
     assert.ok(all.includes(traceId), 'the exported spans continue the caller trace');
+
+    // Over a real socket the body is parsed on stream events, outside the request's context:
+    // the handler's spans must still hang under the server span.
+    type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string };
+    const spans: OtlpSpan[] = traces.flatMap((r) =>
+      (JSON.parse(r.body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> }).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)),
+    );
+    const byName = (name: string) => spans.find((s) => s.name === name)!;
+    const root = byName('POST /v1/cv/requests/sync');
+    assert.equal(root.traceId, traceId);
+    assert.equal(root.parentSpanId, 'eee19b7ec3c1b174');
+    assert.equal(byName('auth').parentSpanId, root.spanId);
+    assert.equal(byName('detect').parentSpanId, root.spanId);
+    assert.equal(byName('inference').parentSpanId, byName('detect').spanId);
+    assert.ok(spans.some((s) => s.name === 'db INSERT' && s.parentSpanId === root.spanId), 'request bookkeeping under the server span');
   } finally {
     await server.shutdown('test');
     await tracing.shutdown().catch(() => {});

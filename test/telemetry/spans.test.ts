@@ -143,3 +143,20 @@ test('probes and scrapes are not traced', async () => {
   await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER).map((s) => s.name), []);
 });
+
+test('a lookup (GET, no body): auth ends before the handler, the repository read is under the server span', async () => {
+  const made = await t.app.inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': key.key }, payload: { external_id: 'span-3', image_base64: camera.toString('base64') } });
+  const id = json(made).request_id as string;
+  await settle();
+  exporter.reset();
+  const res = await t.app.inject({ method: 'GET', url: `/v1/cv/requests/${id}`, headers: { 'x-api-key': key.key } });
+  assert.equal(res.statusCode, 200);
+  const spans = await settle();
+  const server = one(spans, 'GET /v1/cv/requests/:id');
+  const auth = one(spans, 'auth');
+  assert.equal(auth.status.code, 0 /* UNSET: the guard let it through */);
+  assert.equal(parentOf(auth), server.spanContext().spanId);
+  const reads = spans.filter((s) => s.name === 'db SELECT' && parentOf(s) === server.spanContext().spanId);
+  assert.ok(reads.length >= 1, 'findById runs in the handler, under the server span');
+  for (const s of spans) assert.ok(!String(s.attributes['http.route'] ?? '').includes(id), 'the route template, not the id');
+});
