@@ -6,6 +6,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
@@ -16,7 +18,7 @@ const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 const MODEL = 'centernet';
 const FIXTURES = ['basketball1.png', 'camera.png', 'squirrel_cls.jpg'] as const;
 
-function startServer(grpcPort: number, extra: { maxQueueDelayUs?: number } = {}): Promise<V2Server> {
+function startServer(grpcPort: number, extra: { maxQueueDelayUs?: number; modelRepository?: string } = {}): Promise<V2Server> {
   return startV2Server({
     modelRepository: MODEL_REPOSITORY,
     host: '127.0.0.1',
@@ -137,5 +139,35 @@ describe('API with TRITON_URL → local v2 server', () => {
     const ok = json<{ status: string; results: Array<{ label: string }> }>(again);
     assert.equal(ok.status, 'DONE');
     assert.ok(ok.results.some((d) => d.label === 'person'));
+  });
+
+  test('the server is up but without the model: ModelReady false → /readyz 503, sync ERROR 503 "model not ready"', async () => {
+    // A repository holding the same network under another name: what a Triton restarted
+    // with a different model set looks like to the API.
+    const repo = await mkdtemp(path.join(os.tmpdir(), 'v2-other-'));
+    await mkdir(path.join(repo, 'other', '1'), { recursive: true });
+    const config = await readFile(path.join(MODEL_REPOSITORY, MODEL, 'config.pbtxt'), 'utf8');
+    await writeFile(path.join(repo, 'other', 'config.pbtxt'), config.replace(`name: "${MODEL}"`, 'name: "other"'));
+    await symlink(path.join(MODEL_REPOSITORY, MODEL, '1', 'model.onnx'), path.join(repo, 'other', '1', 'model.onnx'));
+    const port = server.grpcPort;
+    await server.close({ graceMs: 1_000 });
+    const other = await startServer(port, { modelRepository: repo });
+    try {
+      assert.equal(grpcApi.services.backend.kind, 'triton');
+      const notReady = await grpcApi.app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(notReady.statusCode, 503, notReady.body);
+      assert.match(json<{ checks: Record<string, string> }>(notReady).checks.inference, /not ready/);
+
+      const res = await sync(grpcApi, grpcKey, readFixture('camera.png'), `no-model-${++n}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = json<{ success: boolean; status: string; error: string; response_code: number }>(res);
+      assert.equal(body.status, 'ERROR');
+      assert.equal(body.response_code, 503);
+      assert.match(body.error, /^inference failed: ModelInfer \(inference server\): NOT_FOUND: Request for unknown model: 'centernet'/);
+    } finally {
+      await other.close({ graceMs: 1_000 });
+      server = await startServer(port);
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 });
