@@ -43,32 +43,30 @@ function chooseOp() {
   return 'sync_base64';
 }
 
-/** Runs one operation; lookup and feedback fall back to a sync until the VU has an id. */
+/** Runs one operation (lookup and feedback fall back to a sync until the VU has an id); true if it answered 200. */
 export function runOperation(op, key) {
   if ((op === 'lookup' || op === 'feedback') && recent.length === 0) op = 'sync_base64';
   switch (op) {
     case 'sync_base64': {
       const r = api.sync({ base64: pick(IMAGES).base64 }, { key, endpoint: 'sync_base64' });
       remember(r.body && r.body.request_id);
-      return;
+      return r.res.status === 200;
     }
     case 'sync_url': {
       const r = api.sync({ url: pick(IMAGES).url }, { key, endpoint: 'sync_url' });
       remember(r.body && r.body.request_id);
-      return;
+      return r.res.status === 200;
     }
     case 'batch': {
       const n = 1 + Math.floor(Math.random() * BATCH_MAX);
       const r = api.batch(Array.from({ length: n }, () => pick(IMAGES).url), { key });
       for (const e of (r.body && r.body.results) || []) if (e.status === 'DONE') remember(e.request_id);
-      return;
+      return r.res.status === 200;
     }
     case 'lookup':
-      api.lookup(pick(recent), { key });
-      return;
+      return api.lookup(pick(recent), { key }).res.status === 200;
     case 'feedback':
-      api.feedback(pick(recent), pick(RATINGS), { key });
-      return;
+      return api.feedback(pick(recent), pick(RATINGS), { key }).res.status === 200;
     default:
       throw new Error(`unknown operation ${op}`);
   }
@@ -76,7 +74,7 @@ export function runOperation(op, key) {
 
 /** OP=sync_base64|sync_url|batch|mix. */
 export function iteration(key, op = env('OP', 'sync_base64')) {
-  runOperation(op === 'mix' ? chooseOp() : op, key);
+  return runOperation(op === 'mix' ? chooseOp() : op, key);
 }
 
 /** The endpoints an OP produces, for thresholds. */

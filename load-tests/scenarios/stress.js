@@ -8,13 +8,23 @@ import { envNumber, env, required } from '../lib/config.js';
 import { iteration, workloadThresholds } from '../lib/workload.js';
 import { correctnessThresholds, TREND_STATS } from '../lib/thresholds.js';
 import { summaryHandler } from '../lib/summary.js';
-import { rateAt, staircase, totalSeconds } from '../lib/stages.js';
+import { rateAt, seconds, staircase, totalSeconds } from '../lib/stages.js';
+import exec from 'k6/execution';
+import { Rate, Trend } from 'k6/metrics';
 
 const KEY = required('API_KEY');
 const OP = env('OP', 'sync_base64');
 const START = envNumber('START_RATE', 0.5);
 const MAX = envNumber('MAX_RATE', 8);
-const STAGES = staircase(START, MAX, envNumber('STEPS', 8), env('STEP_DURATION', '30s'));
+const STEPS = envNumber('STEPS', 8);
+const RAMP = '5s';
+const STAGES = staircase(START, MAX, STEPS, env('STEP_DURATION', '30s'), RAMP);
+const STEP_S = seconds(env('STEP_DURATION', '30s')) + seconds(RAMP);
+
+// Per step of the staircase: the latency and errors of iterations started in it, so the
+// report shows where the curve bends (thresholds alone judge the whole run so far).
+const stepLatency = new Trend('step_latency_ms', true);
+const stepErrors = new Rate('step_errors');
 const DELAY = env('ABORT_DELAY', '15s');
 
 export const options = {
@@ -33,11 +43,19 @@ export const options = {
   thresholds: {
     ...correctnessThresholds({ errorRate: envNumber('ERROR_RATE', 0.05), checkRate: 0.95, abort: true, delay: DELAY }),
     ...workloadThresholds(OP, { abort: true }),
+    // Always true: they only make k6 keep one series per step for the report.
+    ...Object.fromEntries(Array.from({ length: STEPS }, (_, i) => [
+      [`step_latency_ms{step:${i + 1}}`, ['max>=0']], [`step_errors{step:${i + 1}}`, ['rate>=0']],
+    ]).flat()),
   },
 };
 
 export default function () {
-  iteration(KEY, OP);
+  const started = Date.now();
+  const step = String(Math.min(STEPS, 1 + Math.floor((started - exec.scenario.startTime) / 1000 / STEP_S)));
+  const ok = iteration(KEY, OP);
+  stepLatency.add(Date.now() - started, { step });
+  stepErrors.add(!ok, { step });
 }
 
 export const handleSummary = summaryHandler((data) => {
@@ -45,7 +63,18 @@ export const handleSummary = summaryHandler((data) => {
   const planned = totalSeconds(STAGES);
   const broke = Object.values(data.metrics).some((m) => Object.values(m.thresholds || {}).some((t) => !t.ok));
   const at = rateAt(START, STAGES, Math.min(elapsed, planned));
+  const steps = [];
+  for (let i = 1; i <= STEPS; i++) {
+    const t = data.metrics[`step_latency_ms{step:${i}}`];
+    const e = data.metrics[`step_errors{step:${i}}`];
+    if (!t || !t.values.count) continue;
+    steps.push(`  step ${String(i).padStart(2)}: offered ${(START + ((MAX - START) * i) / STEPS).toFixed(2).padStart(6)}/s  started ${String(t.values.count).padStart(5)}`
+      + `  p50 ${t.values.med.toFixed(0).padStart(6)} ms  p95 ${t.values['p(95)'].toFixed(0).padStart(6)} ms  errors ${((e ? e.values.rate : 0) * 100).toFixed(1)}%`);
+  }
   return [
+    '',
+    `per step (${STEP_S} s each: ${RAMP} ramp + hold), latency of the iterations started in it:`,
+    ...steps,
     '',
     broke
       ? `BROKE at an offered ${at.toFixed(2)}/s of ${OP} after ${elapsed.toFixed(0)} s (thresholds are judged over the whole run, ABORT_DELAY ${DELAY} after the first breach)`
