@@ -67,8 +67,6 @@ describe('local v2 inference server', () => {
       host: '127.0.0.1',
       grpcPort: 0,
       httpPort: 0,
-      // Long enough that requests sent together always meet in one batch.
-      maxQueueDelayUs: 300_000,
       createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: THREADS }),
     });
     client = new TritonClient({ url: server.grpcAddress });
@@ -148,28 +146,43 @@ describe('local v2 inference server', () => {
     assert.equal(after.execution_count, before.execution_count, 'no malformed request reached the model');
   });
 
-  test('concurrent requests are batched: one execution, batch size > 1 in the statistics, same rows as alone', async () => {
-    const alone = detectionsOf(await client.modelInfer(inferRequest(camera)));
-    const start = server.statistics(MODEL)[0]!;
-    const inputs = [basketball, camera, basketball, camera];
-    const responses = await Promise.all(inputs.map((t) => client.modelInfer(inferRequest(t))));
-    const end = server.statistics(MODEL)[0]!;
-
-    assert.equal(end.inference_count - start.inference_count, 4);
-    assert.ok(end.execution_count - start.execution_count < 4, `4 requests ran in ${end.execution_count - start.execution_count} executions`);
-    const batched = end.batch_stats.filter((b) => b.batch_size > 1 && b.compute_infer.count > (start.batch_stats.find((s) => s.batch_size === b.batch_size)?.compute_infer.count ?? 0));
-    assert.ok(batched.length > 0, `batch sizes seen: ${JSON.stringify(end.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]))}`);
-
-    // Each request gets its own rows back: the camera rows equal the camera image run alone.
-    for (const i of [1, 3]) {
-      const got = detectionsOf(responses[i]!);
-      assert.equal(got.length, alone.length);
-      let maxDiff = 0;
-      for (let k = 0; k < got.length; k++) maxDiff = Math.max(maxDiff, Math.abs(got[k]! - alone[k]!));
-      assert.ok(maxDiff < 1e-3, `batched camera rows differ from the lone run by ${maxDiff}`);
+  test('concurrent requests are batched: max_batch_size requests run as one execution, each gets its own rows', async () => {
+    const alone = new Map([
+      ['basketball', detectionsOf(await client.modelInfer(inferRequest(basketball)))],
+      ['camera', detectionsOf(await client.modelInfer(inferRequest(camera)))],
+    ]);
+    // Its own server, whose batches wait up to a minute to fill: max_batch_size requests sent
+    // together make exactly one full batch, however slowly they arrive.
+    const batching = await startV2Server({
+      modelRepository: MODEL_REPOSITORY,
+      host: '127.0.0.1',
+      grpcPort: 0,
+      httpPort: null,
+      maxQueueDelayUs: 60_000_000,
+      createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: THREADS }),
+    });
+    const batchingClient = new TritonClient({ url: batching.grpcAddress });
+    try {
+      const names = Array.from({ length: CONFIG.maxBatchSize }, (_, i) => (i % 2 === 0 ? 'basketball' : 'camera'));
+      const responses = await Promise.all(names.map((n) => batchingClient.modelInfer(inferRequest(n === 'basketball' ? basketball : camera))));
+      const stats = batching.statistics(MODEL)[0]!;
+      assert.equal(stats.inference_count, CONFIG.maxBatchSize);
+      assert.equal(stats.execution_count, 1);
+      assert.deepEqual(stats.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]), [[CONFIG.maxBatchSize, 1]]);
+      assert.equal(stats.inference_stats.success.count, CONFIG.maxBatchSize);
+      // Each request gets its own image's rows back, as if it had run alone.
+      names.forEach((n, i) => {
+        const got = detectionsOf(responses[i]!);
+        const want = alone.get(n)!;
+        assert.equal(got.length, want.length);
+        let maxDiff = 0;
+        for (let k = 0; k < got.length; k++) maxDiff = Math.max(maxDiff, Math.abs(got[k]! - want[k]!));
+        assert.ok(maxDiff < 1e-3, `request ${i} (${n}): batched rows differ from the lone run by ${maxDiff}`);
+      });
+    } finally {
+      batchingClient.close();
+      await batching.close({ graceMs: 1_000 });
     }
-    // And the two images' rows are not mixed up.
-    assert.notDeepEqual([...detectionsOf(responses[0]!).slice(0, 6)], [...detectionsOf(responses[1]!).slice(0, 6)]);
   });
 
   test('a request that asks for two images at once is one request with batch size 2', async () => {
@@ -206,8 +219,10 @@ describe('local v2 inference server', () => {
   });
 
   test('graceful shutdown: not ready at once, the call in flight still gets its answer, then the port is closed', async () => {
-    const inFlight = client.modelInfer(inferRequest(basketball));
-    while (server.inFlight() === 0) await new Promise((r) => setTimeout(r, 5)); // the request is on the server
+    let settled = false;
+    const inFlight = client.modelInfer(inferRequest(basketball)).finally(() => (settled = true));
+    while (server.inFlight() === 0 && !settled) await new Promise((r) => setTimeout(r, 2)); // wait until the server holds it
+    assert.equal(server.inFlight(), 1, 'the request is on the server when the shutdown starts');
     const closing = server.close({ graceMs: 20_000 });
     const answer = await inFlight;
     assert.deepEqual(answer.outputs[0]!.shape.map(Number), [1, 100, 6]);
