@@ -31,6 +31,11 @@ export interface OpenOptions {
   log?: (msg: string) => void;
   poolMax?: number;
   applicationName?: string;
+  /**
+   * 'service' (default) waits for an embedded server started by a short-lived CLI command to
+   * stop, then starts its own, so the service never depends on a cluster a CLI will stop.
+   */
+  role?: 'service' | 'cli';
 }
 
 interface Credentials {
@@ -41,7 +46,10 @@ interface Credentials {
 interface ServerInfo {
   port: number;
   pid: number;
+  owner?: 'service' | 'cli';
 }
+
+const CLI_WAIT_MS = 60_000;
 
 function paths(dataDir: string) {
   const root = path.join(dataDir, 'postgres');
@@ -120,15 +128,21 @@ async function openEmbedded(opts: OpenOptions): Promise<DatabaseHandle> {
   }
   const dbOptions = { poolMax: opts.poolMax, applicationName: opts.applicationName };
 
-  // Someone (the service, or another CLI command) already runs it: join.
-  const running = await readJson<ServerInfo>(p.server);
-  if (running !== null) {
+  const role = opts.role ?? 'service';
+  // Someone (the service, or another CLI command) already runs it: join it, except that the
+  // service does not lean on a cluster a CLI command started (it stops it when done): it waits.
+  for (const waitUntil = Date.now() + CLI_WAIT_MS; ; ) {
+    const running = await readJson<ServerInfo>(p.server);
+    if (running === null) break;
     const url = urlFor(creds, running.port, EMBEDDED_DATABASE);
-    if (await canConnect(url)) {
+    if (!(await canConnect(url))) break;
+    if (role === 'cli' || running.owner !== 'cli') {
       log(`using the embedded PostgreSQL on port ${running.port} (started by process ${running.pid})`);
       const db = createDb(url, dbOptions);
       return { db, url, mode: 'embedded-shared', close: () => db.destroy() };
     }
+    if (Date.now() > waitUntil) throw new Error(`the embedded PostgreSQL under ${p.data} is held by a recog command (process ${running.pid}) that did not finish within ${CLI_WAIT_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
   }
 
   const EmbeddedPostgres = await loadEmbeddedPostgres();
@@ -157,7 +171,7 @@ async function openEmbedded(opts: OpenOptions): Promise<DatabaseHandle> {
   } catch (err) {
     throw new Error(`could not start the embedded PostgreSQL under ${p.data} (is another one running on this directory?): ${(err as Error)?.message ?? 'it exited'}`, { cause: err });
   }
-  await writeFile(p.server, JSON.stringify({ port, pid: process.pid } satisfies ServerInfo), { mode: 0o600 });
+  await writeFile(p.server, JSON.stringify({ port, pid: process.pid, owner: role } satisfies ServerInfo), { mode: 0o600 });
   log(`embedded PostgreSQL started on 127.0.0.1:${port}`);
 
   const admin = new pg.Client({ connectionString: urlFor(creds, port, 'postgres') });

@@ -50,3 +50,27 @@ test('embedded PostgreSQL: starts under DATA_DIR, migrates, is shared with a sec
     await again.close();
   }
 });
+
+test('the service waits for a cluster a CLI command started to stop, then runs its own', { timeout: 180_000 }, async () => {
+  const cli = await openDatabase({ dataDir, role: 'cli' });
+  assert.equal(cli.mode, 'embedded-owner');
+  let serviceOpened = false;
+  const service = openDatabase({ dataDir, role: 'service' }).then((h) => {
+    serviceOpened = true;
+    return h;
+  });
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.equal(serviceOpened, false, 'the service does not join a CLI-owned cluster');
+  await cli.close();
+  const handle = await service;
+  try {
+    assert.equal(handle.mode, 'embedded-owner');
+    assert.deepEqual((await listOrgs(handle.db)).map((o) => o.name), ['acme']);
+    // and a CLI command joins the service's cluster
+    const joined = await openDatabase({ dataDir, role: 'cli' });
+    assert.equal(joined.mode, 'embedded-shared');
+    await joined.close();
+  } finally {
+    await handle.close();
+  }
+});

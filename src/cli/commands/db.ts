@@ -30,6 +30,7 @@ export async function withDatabase<T>(config: Readonly<Config>, fn: (db: Knex) =
     dataDir: config.dataDir,
     poolMax: 2,
     applicationName: 'recog-cli',
+    role: 'cli',
     log: (m) => process.stderr.write(`recog: ${m}\n`),
   });
   try {
@@ -58,7 +59,7 @@ export function register(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, applicationName: 'recog-cli' });
+      const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, applicationName: 'recog-cli', role: 'cli' });
       try {
         const result = await dbMigrate(handle.db);
         emit(stdoutOutput(Boolean(opts.json)), result, () =>
