@@ -2,14 +2,15 @@
 # Installs the pinned k6 with Go from its module (no prebuilt binary download) into a
 # per-user cache and prints its path. Reruns find the cached binary and skip the build.
 #   K6_VERSION (pinned below), K6_BIN_DIR (${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/bin)
-#   K6_GO_PARALLEL: value for `go build -p` (1 by default: the machine is shared and small)
+#   K6_GO_PARALLEL: value for `go build -p` (1 by default: the machine is shared and small;
+#                   every core under CI, where nothing else builds at the same time)
 # Usage: scripts/k6.sh            -> builds if needed, prints the binary path on stdout
 #        scripts/k6.sh version    -> also runs `k6 version`
 set -euo pipefail
 
 K6_VERSION=${K6_VERSION:-v1.8.1}
 K6_BIN_DIR=${K6_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/bin}
-K6_GO_PARALLEL=${K6_GO_PARALLEL:-1}
+if [ -n "${CI:-}" ]; then K6_GO_PARALLEL=${K6_GO_PARALLEL:-$(nproc)}; else K6_GO_PARALLEL=${K6_GO_PARALLEL:-1}; fi
 # The binary name carries the version so a pin change rebuilds instead of reusing a stale one.
 k6_bin=$K6_BIN_DIR/k6-$K6_VERSION
 
