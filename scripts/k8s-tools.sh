@@ -28,6 +28,15 @@ need_go() {
   command -v go >/dev/null || { log "Go is required to build kube-apiserver, kubectl and helm"; exit 1; }
 }
 
+# `kube-apiserver --version` and discovery's /version report the real release, not v0.0.0-master.
+version_ldflags() {
+  local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    printf -- '-X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean ' "$pkg" "$K8S_VERSION" "$pkg" "$pkg" "$minor" "$pkg"
+  done
+}
+
 go_build_flags() { echo "-p=$GO_PARALLEL -trimpath -buildvcs=false"; }
 
 install_etcd() {
@@ -76,7 +85,7 @@ build_k8s() {
   for name in "${missing[@]}"; do
     local start=$SECONDS
     # shellcheck disable=SC2046
-    (cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build $(go_build_flags) -ldflags="-s -w" \
+    (cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build $(go_build_flags) -ldflags="-s -w $(version_ldflags)" \
       -o "$BIN_DIR/$name-$K8S_VERSION.tmp" "k8s.io/kubernetes/cmd/$name")
     mv "$BIN_DIR/$name-$K8S_VERSION.tmp" "$BIN_DIR/$name-$K8S_VERSION"
     log "built $name $K8S_VERSION in $((SECONDS - start)) s"
@@ -89,7 +98,8 @@ build_helm() {
   log "building helm $HELM_VERSION"
   local start=$SECONDS gobin; gobin=$(mktemp -d)
   # shellcheck disable=SC2046
-  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) \
+    -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   mkdir -p "$BIN_DIR"
   mv "$gobin/helm" "$BIN_DIR/helm-$HELM_VERSION"; rm -rf "$gobin"
   log "built helm $HELM_VERSION in $((SECONDS - start)) s"
