@@ -216,6 +216,8 @@ describe('local v2 inference server', () => {
     const grpcStats = await client.modelStatistics(MODEL, '');
     assert.equal(grpcStats.model_stats[0]!.inference_count, stats.model_stats[0]!.inference_count);
     assert.equal((await fetch(`${base}/v2/health/live`, { method: 'POST' })).status, 405);
+    assert.equal((await fetch(`${base}/v2/models/%E0%A4%A`)).status, 400);
+    assert.equal((await fetch(`${base}/v2/nothing-here`)).status, 404);
   });
 
   test('graceful shutdown: not ready at once, the call in flight still gets its answer, then the port is closed', async () => {

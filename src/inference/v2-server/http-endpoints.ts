@@ -32,8 +32,14 @@ export function handleHttp(state: ServerState, req: http.IncomingMessage, res: h
   const match = MODEL_PATH.exec(p);
   if (!match) return send(res, 404, { error: `no such endpoint: ${p}` });
   const [, rawName, rawVersion, what] = match;
-  const name = decodeURIComponent(rawName!);
-  const version = rawVersion === undefined ? '' : decodeURIComponent(rawVersion);
+  let name: string;
+  let version: string;
+  try {
+    name = decodeURIComponent(rawName!);
+    version = rawVersion === undefined ? '' : decodeURIComponent(rawVersion);
+  } catch {
+    return send(res, 400, { error: 'malformed percent-encoding in the path' });
+  }
   const model = state.model(name);
   if (what === '/ready') {
     const ok = state.ready() && !!model && model.isReady() && (version === '' || version === model.version);

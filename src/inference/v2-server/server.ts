@@ -96,7 +96,16 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
   let httpServer: http.Server | undefined;
   let httpPort: number | undefined;
   if (options.httpPort !== null) {
-    httpServer = http.createServer((req, res) => handleHttp(state, req, res));
+    httpServer = http.createServer((req, res) => {
+      try {
+        handleHttp(state, req, res);
+      } catch (err) {
+        // A bug here must cost one request, not the server.
+        log(`HTTP ${req.method} ${req.url}: ${(err as Error).message}`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end('{"error":"internal error"}');
+      }
+    });
     httpServer.keepAliveTimeout = 5_000;
     try {
       await new Promise<void>((resolve, reject) => {
