@@ -75,13 +75,18 @@ export async function readImageHeader(bytes: Uint8Array, limits: DecodeLimits): 
 /**
  * Decodes to an NHWC float32 RGB raster (values 0–255) of layout.width × layout.height:
  * EXIF orientation applied, transparency flattened onto white (how the image is shown),
- * grayscale and CMYK converted to sRGB, first frame of an animation, resized to
- * contentWidth × contentHeight and padded right and bottom with black.
+ * grayscale, CMYK and 16-bit converted to 8-bit sRGB, first frame of an animation,
+ * resized to contentWidth × contentHeight, the rest (right and bottom) black.
+ *
+ * Shrinking is done by libvips (antialiased, JPEG shrink-on-load) on a libuv thread.
+ * Enlarging an axis (a 640×480 photo to 512×512 enlarges the height) is done here with
+ * the same bicubic interpolation: libvips' enlarging path (an affine transform) costs
+ * twice the rest of the decode, this pass a few milliseconds.
  */
 export async function decodeToRgb(bytes: Uint8Array, header: ImageHeader, layout: RasterLayout, limits: DecodeLimits): Promise<Float32Array> {
-  const padRight = layout.width - layout.contentWidth;
-  const padBottom = layout.height - layout.contentHeight;
-  let pipeline = sharp(asBuffer(bytes), {
+  const shrinkWidth = Math.min(layout.contentWidth, header.width);
+  const shrinkHeight = Math.min(layout.contentHeight, header.height);
+  const pipeline = sharp(asBuffer(bytes), {
     limitInputPixels: limits.maxPixels,
     // Truncated or corrupt pixel data is an error; libjpeg warnings (extraneous bytes) are not.
     failOn: 'error',
@@ -92,23 +97,105 @@ export async function decodeToRgb(bytes: Uint8Array, header: ImageHeader, layout
     .autoOrient()
     .flatten({ background: '#ffffff' })
     .toColourspace('srgb')
-    .resize(layout.contentWidth, layout.contentHeight, { fit: 'fill', kernel: 'lanczos3' });
-  if (padRight > 0 || padBottom > 0) {
-    pipeline = pipeline.extend({ right: padRight, bottom: padBottom, background: { r: 0, g: 0, b: 0 } });
-  }
+    .resize(shrinkWidth, shrinkHeight, { fit: 'fill', kernel: 'lanczos3' });
   let out: { data: Buffer; info: OutputInfo };
   try {
-    out = await pipeline.raw({ depth: 'float' }).toBuffer({ resolveWithObject: true });
+    out = await pipeline.raw().toBuffer({ resolveWithObject: true });
   } catch (err) {
     throw decodeError(err, header.format, limits);
   }
   const { data, info } = out;
-  if (info.width !== layout.width || info.height !== layout.height || info.channels !== 3) {
-    throw new ImageError('IMAGE_DECODE_FAILED', `decoding produced ${info.width}×${info.height}×${info.channels}, expected ${layout.width}×${layout.height}×3`);
+  if (info.width !== shrinkWidth || info.height !== shrinkHeight || info.channels !== 3) {
+    throw new ImageError('IMAGE_DECODE_FAILED', `decoding produced ${info.width}×${info.height}×${info.channels}, expected ${shrinkWidth}×${shrinkHeight}×3`);
   }
-  // libvips hands back a fresh, aligned allocation; copy only if that ever changes.
-  if (data.byteOffset % 4 === 0) return new Float32Array(data.buffer, data.byteOffset, data.byteLength / 4);
-  return new Float32Array(new Uint8Array(data).buffer);
+  return enlargeInto(data, info.width, info.height, layout);
+}
+
+/**
+ * RGB bytes of srcWidth × srcHeight (each ≤ the content size) → the float raster, content
+ * at the top left. Enlarged axes use Catmull-Rom bicubic interpolation with centred
+ * samples, which is what libvips does when sharp enlarges; an axis that keeps its size
+ * is copied exactly. Two separable passes: across, then down whole rows. The raster
+ * starts zeroed, which is the black padding.
+ */
+export function enlargeInto(src: Uint8Array, srcWidth: number, srcHeight: number, layout: RasterLayout): Float32Array {
+  const out = new Float32Array(layout.width * layout.height * 3);
+  // Typical photos are wider than the input (libvips already shrank the width): then the
+  // down pass reads the bytes directly, with no intermediate raster.
+  if (srcWidth === layout.contentWidth) enlargeDownBytes(src, srcHeight, layout, out);
+  else enlargeDownFloats(enlargeRows(src, srcWidth, srcHeight, layout.contentWidth), srcHeight, layout, out);
+  return out;
+}
+
+// The two down passes are the same code over two element types, kept apart so each
+// stays monomorphic (and fast) in V8.
+function enlargeDownBytes(rows: Uint8Array, srcHeight: number, layout: RasterLayout, out: Float32Array): void {
+  const stride = layout.contentWidth * 3;
+  for (let y = 0; y < layout.contentHeight; y++) {
+    const o = y * layout.width * 3;
+    if (srcHeight === layout.contentHeight) {
+      const a = y * stride;
+      for (let i = 0; i < stride; i++) out[o + i] = rows[a + i];
+      continue;
+    }
+    const t = taps(y, srcHeight, layout.contentHeight);
+    const [a, b, c, d] = [t.i[0] * stride, t.i[1] * stride, t.i[2] * stride, t.i[3] * stride];
+    const [wa, wb, wc, wd] = t.w;
+    for (let i = 0; i < stride; i++) {
+      const v = rows[a + i] * wa + rows[b + i] * wb + rows[c + i] * wc + rows[d + i] * wd;
+      out[o + i] = v < 0 ? 0 : v > 255 ? 255 : v;
+    }
+  }
+}
+
+function enlargeDownFloats(rows: Float32Array, srcHeight: number, layout: RasterLayout, out: Float32Array): void {
+  const stride = layout.contentWidth * 3;
+  for (let y = 0; y < layout.contentHeight; y++) {
+    const o = y * layout.width * 3;
+    if (srcHeight === layout.contentHeight) {
+      out.set(rows.subarray(y * stride, (y + 1) * stride), o);
+      continue;
+    }
+    const t = taps(y, srcHeight, layout.contentHeight);
+    const [a, b, c, d] = [t.i[0] * stride, t.i[1] * stride, t.i[2] * stride, t.i[3] * stride];
+    const [wa, wb, wc, wd] = t.w;
+    for (let i = 0; i < stride; i++) {
+      const v = rows[a + i] * wa + rows[b + i] * wb + rows[c + i] * wc + rows[d + i] * wd;
+      out[o + i] = v < 0 ? 0 : v > 255 ? 255 : v;
+    }
+  }
+}
+
+/** The four source indices (clamped to the edge) and Catmull-Rom weights for output index `k` of `m`, from `n` samples. */
+function taps(k: number, n: number, m: number): { i: [number, number, number, number]; w: [number, number, number, number] } {
+  const s = ((k + 0.5) * n) / m - 0.5;
+  const base = Math.floor(s);
+  const t = s - base;
+  const clamp = (v: number): number => Math.min(n - 1, Math.max(0, v));
+  const t2 = t * t;
+  const t3 = t2 * t;
+  return {
+    i: [clamp(base - 1), clamp(base), clamp(base + 1), clamp(base + 2)],
+    w: [(-t3 + 2 * t2 - t) / 2, (3 * t3 - 5 * t2 + 2) / 2, (-3 * t3 + 4 * t2 + t) / 2, (t3 - t2) / 2],
+  };
+}
+
+/** Each row enlarged across from srcWidth to width pixels. */
+function enlargeRows(src: Uint8Array, srcWidth: number, srcHeight: number, width: number): Float32Array {
+  const out = new Float32Array(width * srcHeight * 3);
+  const all = Array.from({ length: width }, (_, x) => taps(x, srcWidth, width));
+  for (let y = 0; y < srcHeight; y++) {
+    const row = y * srcWidth * 3;
+    let o = y * width * 3;
+    for (let x = 0; x < width; x++, o += 3) {
+      const { i, w } = all[x];
+      for (let ch = 0; ch < 3; ch++) {
+        const v = src[row + i[0] * 3 + ch] * w[0] + src[row + i[1] * 3 + ch] * w[1] + src[row + i[2] * 3 + ch] * w[2] + src[row + i[3] * 3 + ch] * w[3];
+        out[o + ch] = v < 0 ? 0 : v > 255 ? 255 : v;
+      }
+    }
+  }
+  return out;
 }
 
 function decodeError(err: unknown, format: ImageFormat, limits: DecodeLimits): ImageError {

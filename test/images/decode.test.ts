@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
-import { decodeToRgb, readImageHeader } from '../../src/images/decode.js';
+import { decodeToRgb, enlargeInto, readImageHeader } from '../../src/images/decode.js';
 import { ImageError } from '../../src/images/errors.js';
 import { readFixture } from '../helpers/fixtures.js';
 
@@ -197,5 +197,58 @@ describe('decodeToRgb', () => {
     const bytes = readFixture('basketball1.png');
     const header = await readImageHeader(bytes, LIMITS);
     await rejectsWith(decodeToRgb(bytes, header, layout(8, 8), { maxPixels: 1000 }), 'IMAGE_TOO_LARGE', /more than 0\.0 MP/);
+  });
+});
+
+describe('enlargeInto', () => {
+  /** Catmull-Rom weights, as libvips' bicubic interpolator. */
+  function weights(t: number): number[] {
+    return [(-t * t * t + 2 * t * t - t) / 2, (3 * t * t * t - 5 * t * t + 2) / 2, (-3 * t * t * t + 4 * t * t + t) / 2, (t * t * t - t * t) / 2];
+  }
+
+  test('enlarging the height only: bicubic down each column with centred samples, clamped to 0–255', () => {
+    // 2 pixels wide, 3 tall → 2 × 7 content inside a 3 × 8 raster.
+    const src = new Uint8Array([0, 0, 0, 255, 255, 255, 250, 10, 128, 5, 200, 60, 40, 40, 40, 90, 180, 30]);
+    const out = enlargeInto(src, 2, 3, { width: 3, height: 8, contentWidth: 2, contentHeight: 7 });
+    for (let y = 0; y < 8; y++) {
+      for (let x = 0; x < 3; x++) {
+        for (let c = 0; c < 3; c++) {
+          let want = 0;
+          if (x < 2 && y < 7) {
+            const s = ((y + 0.5) * 3) / 7 - 0.5;
+            const base = Math.floor(s);
+            const w = weights(s - base);
+            want = w.reduce((sum, wi, k) => sum + wi * src[(Math.min(2, Math.max(0, base - 1 + k)) * 2 + x) * 3 + c], 0);
+            want = Math.min(255, Math.max(0, want));
+          }
+          const got = out[(y * 3 + x) * 3 + c];
+          assert.ok(Math.abs(got - want) < 1e-3, `(${x},${y},${c}): ${got} vs ${want}`);
+        }
+      }
+    }
+  });
+
+  test('enlarging both axes reproduces a linear ramp exactly away from the edges', () => {
+    // p(x, y) = 10x + 20y (+ channel): cubic interpolation of a linear function is that function.
+    const [sw, sh] = [6, 5];
+    const src = new Uint8Array(sw * sh * 3);
+    for (let y = 0; y < sh; y++) for (let x = 0; x < sw; x++) for (let c = 0; c < 3; c++) src[(y * sw + x) * 3 + c] = 10 * x + 20 * y + c;
+    const [cw, ch] = [15, 11];
+    const out = enlargeInto(src, sw, sh, { width: 16, height: 12, contentWidth: cw, contentHeight: ch });
+    for (let y = 0; y < 12; y++) {
+      for (let x = 0; x < 16; x++) {
+        const sx = ((x + 0.5) * sw) / cw - 0.5;
+        const sy = ((y + 0.5) * sh) / ch - 0.5;
+        const got = out[(y * 16 + x) * 3 + 1];
+        if (x >= cw || y >= ch) assert.equal(got, 0, 'padding is black');
+        else if (sx >= 1 && sx <= sw - 2 && sy >= 1 && sy <= sh - 2) assert.ok(Math.abs(got - (10 * sx + 20 * sy + 1)) < 1e-3, `(${x},${y}): ${got}`);
+      }
+    }
+  });
+
+  test('an axis that keeps its size is copied exactly', () => {
+    const src = new Uint8Array(Array.from({ length: 4 * 2 * 3 }, (_, i) => i * 10));
+    const out = enlargeInto(src, 4, 2, { width: 4, height: 2, contentWidth: 4, contentHeight: 2 });
+    assert.deepEqual([...out], [...src]);
   });
 });
