@@ -148,8 +148,8 @@ export class TritonClient {
 
   /**
    * Resolves once the channel is READY. Fails UNAVAILABLE (nothing sent) when it is not
-   * within `until`. An idle or failed channel is asked to connect now, so the first call
-   * after a server restart does not wait for the backoff timer.
+   * within `until`. An idle channel is asked to connect now; one in TRANSIENT_FAILURE
+   * retries on its own backoff (capped at 2 s above).
    */
   private async waitForConnection(until: number, signal?: AbortSignal): Promise<void> {
     const channel = this.client.getChannel();
@@ -161,7 +161,14 @@ export class TritonClient {
         throw new InferenceError('UNAVAILABLE', `no connection to the inference server (${grpc.connectivityState[state]}); the request was not sent`);
       }
       if (signal?.aborted) throw new InferenceError('CANCELLED', 'cancelled by the caller while connecting');
-      await new Promise<void>((resolve) => channel.watchConnectivityState(state, until, () => resolve()));
+      await new Promise<void>((resolve) => {
+        const onAbort = (): void => resolve();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        channel.watchConnectivityState(state, until, () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        });
+      });
     }
   }
 
