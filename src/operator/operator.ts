@@ -60,6 +60,7 @@ export class RecognitionOperator {
   private resources!: AnyInformer;
   private pods!: AnyInformer;
   private deployments!: AnyInformer;
+  private readonly childInformers = new Map<string, AnyInformer>();
   private readonly elector: LeaderElector;
   private readonly reconciler: RecognitionServiceReconciler;
   private queue: WorkQueue | undefined;
@@ -79,6 +80,10 @@ export class RecognitionOperator {
       getResource: (ns, name) => this.resources.get(name, ns) as unknown as RecognitionService | undefined,
       listPods: (ns) => this.pods.list(ns) as ObservedPod[],
       getDeployment: (ns, name) => this.deployments.get(name, ns) as ObservedDeployment | undefined,
+      childExists: (ref) => {
+        const inf = this.childInformers.get(`${ref.apiVersion}/${ref.kind}`);
+        return inf ? inf.get(ref.name, ref.namespace) !== undefined : undefined;
+      },
     });
     this.elector = new LeaderElector(opts.kubeConfig, {
       namespace: opts.leaseNamespace,
@@ -136,6 +141,7 @@ export class RecognitionOperator {
       if (k.kind === 'ServiceMonitor') continue; // optional CRD: restored by the periodic resync
       const inf = childInformer(k.apiVersion, k.kind, k.plural, k.group);
       if (k.kind === 'Deployment') this.deployments = inf;
+      this.childInformers.set(`${k.apiVersion}/${k.kind}`, inf);
       this.watch(inf, ownerKey);
     }
     // Pods: their container statuses tell a crash loop from a slow start.

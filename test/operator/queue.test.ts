@@ -45,9 +45,13 @@ describe('work queue', () => {
 
   test('addAfter delivers the key later', async () => {
     const q = new WorkQueue();
+    // The queue's timers do not hold the process open (the operator's informers do); here a
+    // timer of the test's own does.
+    const keepAlive = setInterval(() => undefined, 1_000);
     q.addAfter('ns/a', 20);
     assert.equal(q.length, 0);
     assert.equal(await q.get(), 'ns/a');
+    clearInterval(keepAlive);
     q.shutDown();
   });
 

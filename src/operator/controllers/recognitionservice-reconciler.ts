@@ -6,7 +6,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RecognitionService } from '../api/types.js';
-import { desiredState, childName, INSTANCE_LABEL, COMPONENT_LABEL, type Component } from '../desired/index.js';
+import { desiredState, childName, INSTANCE_LABEL, COMPONENT_LABEL, type ChildRef, type Component } from '../desired/index.js';
 import { describeError, type KubeClient } from '../kube.js';
 import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
 
@@ -14,6 +14,8 @@ export interface ReconcileCaches {
   getResource(namespace: string, name: string): RecognitionService | undefined;
   listPods(namespace: string): ObservedPod[];
   getDeployment(namespace: string, name: string): ObservedDeployment | undefined;
+  /** Whether a child is in a cache; undefined when no informer watches that kind. */
+  childExists?(ref: ChildRef): boolean | undefined;
 }
 
 export interface ReconcileResult {
@@ -59,6 +61,8 @@ export class RecognitionServiceReconciler {
         }
       }
       for (const ref of desired.remove) {
+        // Skip the DELETE when the cache says it is already gone (most reconciles).
+        if (this.caches.childExists?.(ref) === false) continue;
         if (await this.kube.deleteIfExists(ref)) deleted++;
       }
     } catch (err) {
