@@ -97,6 +97,7 @@ describe('TritonBackend ↔ local v2 server', () => {
     assert.equal(a.platform, 'onnxruntime_onnx');
     assert.deepEqual(a.inputs, b.inputs);
     assert.deepEqual(a.outputs, b.outputs);
+    assert.equal(triton.maxBatchSize, 8, 'max_batch_size of config.pbtxt, read through ModelConfig');
   });
 
   for (const f of FIXTURES) {

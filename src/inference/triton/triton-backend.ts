@@ -3,6 +3,7 @@
  * own v2 server (src/inference/v2-server) where there is no Triton. Shapes and datatypes
  * come from the server's ModelMetadata; tensors travel as raw little-endian bytes.
  */
+import { status as Status } from '@grpc/grpc-js';
 import { InferenceError, type InferenceBackend, type InferOptions, type ModelMetadata, type Tensor, type TensorSpec } from '../backend.js';
 import { TritonClient, type TritonClientOptions } from './client.js';
 import type { ModelInferRequest, TensorMetadataMsg } from './messages.js';
@@ -29,6 +30,7 @@ export class TritonBackend implements InferenceBackend {
   private readonly healthTimeoutMs: number;
   private readonly startTimeoutMs: number;
   private meta: ModelMetadata | undefined;
+  private batchLimit: number | undefined;
   private requestSeq = 0;
 
   constructor(options: TritonBackendOptions) {
@@ -46,7 +48,9 @@ export class TritonBackend implements InferenceBackend {
     for (;;) {
       try {
         if (await this.ready()) {
-          this.meta = toModelMetadata(await this.client.modelMetadata(this.modelName, this.modelVersion, { deadline: Date.now() + this.healthTimeoutMs }), this.modelVersion);
+          const deadline = Date.now() + this.healthTimeoutMs;
+          this.meta = toModelMetadata(await this.client.modelMetadata(this.modelName, this.modelVersion, { deadline }), this.modelVersion);
+          this.batchLimit = await this.readMaxBatchSize(deadline);
           return;
         }
         last = new InferenceError('MODEL_NOT_READY', `model ${this.describeModel()} is not ready on ${this.client.url}`);
@@ -59,6 +63,14 @@ export class TritonBackend implements InferenceBackend {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
+  }
+
+  /**
+   * max_batch_size from the server's ModelConfig (0: no batch dimension); undefined when the
+   * server does not implement ModelConfig (it is a Triton extension of the v2 protocol).
+   */
+  get maxBatchSize(): number | undefined {
+    return this.batchLimit;
   }
 
   metadata(): ModelMetadata {
@@ -130,6 +142,16 @@ export class TritonBackend implements InferenceBackend {
       outputs: meta.outputs.map((o) => ({ name: o.name })),
       raw_input_contents: raw,
     };
+  }
+
+  private async readMaxBatchSize(deadline: number): Promise<number | undefined> {
+    try {
+      return (await this.client.modelConfig(this.modelName, this.modelVersion, { deadline })).max_batch_size;
+    } catch (err) {
+      const cause = (err as { cause?: { code?: number } }).cause;
+      if (cause?.code === Status.UNIMPLEMENTED) return undefined;
+      throw err;
+    }
   }
 
   private describeModel(): string {
