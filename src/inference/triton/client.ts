@@ -5,6 +5,7 @@
  * Errors leave this module as InferenceError (status-map.ts).
  */
 import * as grpc from '@grpc/grpc-js';
+import { injectTraceContext } from '../../telemetry/tracing.js';
 import { InferenceError } from '../backend.js';
 import { inferenceService } from './proto.js';
 import { retryUnsent } from './retry-unsent.js';
@@ -174,8 +175,12 @@ export class TritonClient {
 
   private unary(method: string, request: unknown, deadline: number, signal?: AbortSignal): Promise<unknown> {
     const fn = (this.client as unknown as Record<string, Unary>)[method]!.bind(this.client);
+    // W3C trace context as gRPC metadata, so Triton's own trace continues the caller's span
+    // (a no-op when tracing is off).
+    const metadata = new grpc.Metadata();
+    injectTraceContext((key, value) => metadata.set(key, value));
     return new Promise((resolve, reject) => {
-      const call = fn(request, new grpc.Metadata(), { deadline }, (err, response) => {
+      const call = fn(request, metadata, { deadline }, (err, response) => {
         signal?.removeEventListener('abort', onAbort);
         if (err) reject(err);
         else resolve(response);
