@@ -22,11 +22,13 @@ import {
   RbacAuthorizationV1Api,
   setHeaderOptions,
   dumpYaml,
+  V1MicroTime,
   type KubeConfig,
   type KubernetesObject,
   type V1Deployment,
 } from '@kubernetes/client-node';
 import { RecognitionOperator } from '../../src/operator/operator.js';
+import { LeaderElector } from '../../src/operator/leader-election.js';
 import { withDefaults } from '../../src/operator/api/defaults.js';
 import { sameJson } from '../../src/operator/status.js';
 import { toClientModel } from '../../src/operator/kube.js';
@@ -334,6 +336,63 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await core.patchNamespacedService({ name: 'vision-api', namespace: NS, body: { metadata: { annotations: { note: 'hello' } } } }, merge);
     await eventually(async () => ((await count()) > n ? true : undefined), 'a reconcile after the edit');
     assert.equal((await getRs()).metadata.resourceVersion, rv);
+  });
+
+  test('a child the API server refuses: Degraded ReconcileFailed, retried with backoff, recovers', async () => {
+    const errors = async () => (await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'error')?.value ?? 0;
+    const before = await errors();
+    // Passes the CRD (valueFrom is free-form) but not Deployment validation.
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision', body: { spec: { api: { env: [{ name: 'BROKEN', valueFrom: {} }] } } } }, merge);
+    let rs = await eventually(async () => {
+      const r = await getRs();
+      return condition(r, 'Degraded')?.reason === 'ReconcileFailed' ? r : undefined;
+    }, 'Degraded ReconcileFailed');
+    assert.equal(condition(rs, 'Ready')?.status, 'False');
+    assert.equal(rs.status?.lastFailure?.component, 'operator');
+    assert.match(rs.status?.lastFailure?.message ?? '', /HTTP 422/);
+    await eventually(async () => ((await errors()) >= before + 2 ? true : undefined), 'retried after a backoff');
+
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision', body: { spec: { api: { env: null } } } }, merge);
+    rs = await eventually(async () => {
+      const r = await getRs();
+      return condition(r, 'Degraded')?.status === 'False' ? r : undefined;
+    }, 'recovered');
+    assert.equal(rs.status?.lastFailure?.reason, 'ReconcileFailed', 'the last failure is kept');
+  });
+
+  test('leader election: no takeover while the holder renews; takeover once its Lease expires', async () => {
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const name = 'expiry-test';
+    const ghost = async (renew: boolean) => {
+      const body = { metadata: { name, namespace: OP_NS }, spec: { holderIdentity: 'crashed-pod', leaseDurationSeconds: 4, renewTime: new V1MicroTime(Date.now()), leaseTransitions: 0 } };
+      if (!renew) return leases.createNamespacedLease({ namespace: OP_NS, body });
+      const cur = await leases.readNamespacedLease({ name, namespace: OP_NS });
+      return leases.replaceNamespacedLease({ name, namespace: OP_NS, body: { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata?.resourceVersion } } });
+    };
+    await ghost(false);
+    let started = 0;
+    const elector = new LeaderElector(operatorKc, {
+      namespace: OP_NS, name, identity: 'successor', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 200,
+      onStartedLeading: () => started++, onStoppedLeading: () => undefined,
+    });
+    elector.start();
+    try {
+      // The holder keeps renewing: the successor waits, however long that lasts.
+      for (let i = 0; i < 8; i++) {
+        await ghost(true);
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(elector.isLeader, false);
+      }
+      // The holder dies without releasing: the successor takes over after the lease duration.
+      await eventually(async () => (elector.isLeader ? true : undefined), 'takeover after expiry');
+      const lease = await leases.readNamespacedLease({ name, namespace: OP_NS });
+      assert.equal(lease.spec?.holderIdentity, 'successor');
+      assert.equal(lease.spec?.leaseTransitions, 1);
+      assert.equal(started, 1);
+    } finally {
+      await elector.stop();
+    }
+    assert.equal((await leases.readNamespacedLease({ name, namespace: OP_NS })).spec?.holderIdentity, '', 'released on stop');
   });
 
   test('invalid resources are refused by the schema (CEL and OpenAPI validation)', async () => {
