@@ -55,6 +55,18 @@ describe('OnnxRuntimeBackend with the real model', () => {
     for (const r of results) assert.deepEqual(r.get('detections')?.data, first.data);
   });
 
+  test('the event loop keeps turning while the session runs (it runs on its own thread)', async () => {
+    let done = false;
+    const running = backend.infer([image(50)]).then(() => (done = true));
+    // In-thread onnxruntime-node would run synchronously in its own setImmediate and
+    // finish before this one gets its turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(done, false);
+    await running;
+    assert.equal(done, true);
+  });
+
   test('serves a batch: one output row block per image', async () => {
     const out = (await backend.infer([image(90, 2)])).get('detections');
     assert.deepEqual(out?.shape, [2, 100, 6]);
