@@ -102,21 +102,9 @@ wait_for() {  # wait_for <what> <seconds> <pid> <command...>
 K6=$(scripts/k6.sh)
 
 if $start; then
-  port=$(free_port)
-  target=http://127.0.0.1:$port
   # Embedded defaults: no DATABASE_URL, REDIS_URL or TRITON_URL; a DATA_DIR of its own.
   unset DATABASE_URL REDIS_URL TRITON_URL
-  export DATA_DIR=$work/data
-  # Made here, traversable: as root the embedded PostgreSQL runs as the postgres user.
-  mkdir -m 755 "$DATA_DIR"
-  log "starting the service on $target (DATA_DIR $DATA_DIR, log $work/server.log)"
-  spawn "$work/server.log" env PORT="$port" HOST=127.0.0.1 PUBLIC_BASE_URL="$target" \
-    IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-npm start}
-  server_pid=${pids[-1]}
-  [ -n "${SERVER_CMD:-}" ] || recog_compiled=true
-  if ! wait_for "the service" "${START_TIMEOUT:-300}" "$server_pid" http_ok "$target/readyz"; then
-    tail -n 40 "$work/server.log" >&2; exit 1
-  fi
+  backend_env=()
   if [ "$scenario" = grpc ] && [ -z "$grpc_target" ]; then
     gport=$(free_port); hport=$(free_port)
     grpc_target=127.0.0.1:$gport
@@ -125,6 +113,23 @@ if $start; then
     if ! wait_for "the inference server" 180 "${pids[-1]}" tcp_open "$grpc_target"; then
       tail -n 40 "$work/inference.log" >&2; exit 1
     fi
+    # The production topology: the API infers through the same v2 server that phase 1
+    # measures alone, so API latency − inference latency is the API's own overhead.
+    # GRPC_API_BACKEND=embedded measures the API on its in-process ONNX Runtime instead.
+    if [ "${GRPC_API_BACKEND:-triton}" = triton ]; then backend_env=(TRITON_URL="$grpc_target"); fi
+  fi
+  port=$(free_port)
+  target=http://127.0.0.1:$port
+  export DATA_DIR=$work/data
+  # Made here, traversable: as root the embedded PostgreSQL runs as the postgres user.
+  mkdir -m 755 "$DATA_DIR"
+  log "starting the service on $target (DATA_DIR $DATA_DIR, ${backend_env[0]:-embedded inference}, log $work/server.log)"
+  spawn "$work/server.log" env PORT="$port" HOST=127.0.0.1 PUBLIC_BASE_URL="$target" "${backend_env[@]}" \
+    IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-npm start}
+  server_pid=${pids[-1]}
+  [ -n "${SERVER_CMD:-}" ] || recog_compiled=true
+  if ! wait_for "the service" "${START_TIMEOUT:-300}" "$server_pid" http_ok "$target/readyz"; then
+    tail -n 40 "$work/server.log" >&2; exit 1
   fi
 fi
 target=${target:-http://127.0.0.1:8080}
