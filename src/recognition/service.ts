@@ -132,7 +132,7 @@ export class RecognitionService {
     }
     if (record === null) throw new RecognitionRejected('REQUEST_IN_PROGRESS', 'A request with this external_id is still processing; retry later');
 
-    await this.charge(caller, 1, async () => {
+    const period = await this.charge(caller, 1, async () => {
       await this.deps.requests.discard(record.id);
     });
 
@@ -142,7 +142,7 @@ export class RecognitionService {
       case 'finished':
         return { result: this.view(outcome.record), replayed: false };
       case 'refused':
-        await this.giveBack(caller, 1);
+        await this.giveBack(caller, 1, period);
         throw new RecognitionRejected(outcome.code, outcome.message);
       case 'timeout':
         throw new RecognitionRejected('PROCESSING_TIMEOUT', `Processing timed out after ${this.deps.settings.syncTimeoutMs} ms`, { externalId: input.externalId });
@@ -155,7 +155,7 @@ export class RecognitionService {
   async submitBatch(caller: Caller, input: { urls: string[]; externalId: string | null }, startedAt = Date.now()): Promise<BatchCVResult> {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
     const n = input.urls.length;
-    await this.charge(caller, n, async () => {});
+    const period = await this.charge(caller, n, async () => {});
     this.deps.observer?.batchSize(n);
 
     const entries: BatchImageResult[] = new Array(n);
@@ -183,7 +183,7 @@ export class RecognitionService {
         })),
       );
     } catch (err) {
-      await this.giveBack(caller, n);
+      await this.giveBack(caller, n, period);
       throw err;
     }
     let refunds = n - accepted.length;
@@ -212,7 +212,7 @@ export class RecognitionService {
           break;
       }
     });
-    if (refunds > 0) await this.giveBack(caller, refunds);
+    if (refunds > 0) await this.giveBack(caller, refunds, period);
     return { success: true, batch_id: input.externalId, total_images: n, results: entries };
   }
 
@@ -257,9 +257,14 @@ export class RecognitionService {
     }
   }
 
-  /** Quota, then balance, in the contract's order; undoes what it took when a later step refuses. */
-  private async charge(caller: Caller, units: number, undo: () => Promise<void>): Promise<void> {
+  /**
+   * Quota, then balance, in the contract's order; undoes what it took when a later step
+   * refuses. Returns the quota month charged, so a give-back after midnight UTC on the 1st
+   * returns to the month it came from.
+   */
+  private async charge(caller: Caller, units: number, undo: () => Promise<void>): Promise<string | undefined> {
     let quotaTaken = false;
+    let period: string | undefined;
     try {
       const quota = await this.deps.limits.reserveQuota(caller.limits, units);
       if (!quota.allowed) {
@@ -269,25 +274,27 @@ export class RecognitionService {
         });
       }
       quotaTaken = true;
+      period = quota.period;
       const paid = await this.deps.limits.debitBalance(caller.orgId, units);
       if (!paid) {
-        await this.deps.limits.releaseQuota(caller.limits, units);
+        await this.deps.limits.releaseQuota(caller.limits, units, period);
         quotaTaken = false;
         await undo();
         throw new RecognitionRejected('INSUFFICIENT_BALANCE', `Insufficient API calls balance: this call needs ${units}`);
       }
     } catch (err) {
       if (!(err instanceof RecognitionRejected)) {
-        if (quotaTaken) await this.deps.limits.releaseQuota(caller.limits, units).catch(() => {});
+        if (quotaTaken) await this.deps.limits.releaseQuota(caller.limits, units, period).catch(() => {});
         await undo().catch(() => {});
       }
       throw err;
     }
+    return period;
   }
 
-  private async giveBack(caller: Caller, units: number): Promise<void> {
+  private async giveBack(caller: Caller, units: number, period: string | undefined): Promise<void> {
     try {
-      await this.deps.limits.releaseQuota(caller.limits, units);
+      await this.deps.limits.releaseQuota(caller.limits, units, period);
       await this.deps.limits.refundBalance(caller.orgId, units);
     } catch (err) {
       this.deps.logger.error({ err, keyId: caller.keyId, units }, 'could not give back quota/balance');

@@ -138,16 +138,6 @@ export async function changeKeyStatus(db: Knex, id: string, action: 'suspend' | 
   return row;
 }
 
-/** Recognition requests this calendar month (UTC): the quota's unit. */
-export async function usageThisMonth(db: Knex, keyId: string): Promise<number> {
-  const row = (await db('requests')
-    .where({ key_id: keyId })
-    .where('created_at', '>=', db.raw(`date_trunc('month', now() at time zone 'utc') at time zone 'utc'`))
-    .count<{ count: string }[]>('* as count')
-    .first()) as { count: string } | undefined;
-  return Number(row?.count ?? 0);
-}
-
 /** The key, its organisation's state, looked up by the hash of the presented key. */
 export interface AuthRecord {
   key: ApiKey;
