@@ -8,11 +8,14 @@ export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)
 /**
  * Per-endpoint latency limits. limits: { endpoint: { p95, p99 } } in ms.
  * abort: stop the test as soon as one breaks (stress), after `delay` of evidence.
+ * reportOnly: keep the per-endpoint series for the report, judge no latency.
  */
-export function latencyThresholds(limits, { abort = false, delay = '10s' } = {}) {
+export function latencyThresholds(limits, { abort = false, delay = '10s', reportOnly = false } = {}) {
   const out = {};
   for (const [endpoint, l] of Object.entries(limits)) {
-    const rules = [`p(95)<${l.p95}`, `p(99)<${l.p99}`];
+    // reportOnly keeps the series for the report without judging time (the CI smoke:
+    // no timing decides a pass/fail test in this repo).
+    const rules = reportOnly ? ['max>=0'] : [`p(95)<${l.p95}`, `p(99)<${l.p99}`];
     out[`http_req_duration{endpoint:${endpoint}}`] = abort
       ? rules.map((threshold) => ({ threshold, abortOnFail: true, delayAbortEval: delay }))
       : rules;
