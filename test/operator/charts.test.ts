@@ -5,12 +5,13 @@ import { parseAllDocuments } from 'yaml';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { findHelm } from './helpers/cluster.js';
 
 type Any = any;
 /** Plain JSON objects from (multi-document) YAML. */
 const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OPERATOR_CHART = path.join(ROOT, 'charts/recognition-operator');
 const SAMPLE_CHART = path.join(ROOT, 'charts/recognition-service-sample');
 const helm = findHelm();

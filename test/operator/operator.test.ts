@@ -9,6 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
@@ -38,7 +39,7 @@ import { eventually, findTools, freePort, startCluster, type TestCluster } from 
 type Any = any;
 /** Plain JSON objects from (multi-document) YAML. */
 const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CRD_FILE = path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml');
 const SAMPLES = path.join(ROOT, 'crds/samples');
 const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
@@ -282,6 +283,12 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.equal(condition(rs, 'Progressing')?.status, 'False');
     assert.equal(condition(rs, 'Degraded')?.status, 'False');
     assert.equal(rs.status?.api?.summary, '3/3');
+    if (tools!.kubectl) {
+      // What an SRE sees: the short name and the printer columns.
+      const table = execFileSync(tools!.kubectl, ['--kubeconfig', cluster.kubeConfigFile(), 'get', 'recsvc', '-n', NS], { encoding: 'utf8' });
+      assert.match(table, /^NAME\s+URL\s+READY\s+API\s+TRITON\s+AGE\n/);
+      assert.match(table, /\nvision\s+http:\/\/vision-api\.team-a\.svc:8080\s+True\s+3\/3\s+1\/1\s+\S+\n/);
+    }
 
     // A Triton pod that crash-loops (a model that will not load): the Deployment still counts it.
     await core.createNamespacedPod({
