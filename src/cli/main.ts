@@ -7,18 +7,21 @@
 import { Command } from 'commander';
 import { commands } from './commands/index.js';
 
-export function buildProgram(): Command {
+/** The program with the sub-command named in argv, or with all of them (for help and errors). */
+export async function buildProgram(argv: string[]): Promise<Command> {
   const program = new Command('recog')
     .description('Recognition service: object detection API, its database, models and operator')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of commands) register(program);
+  const named = argv[2];
+  const names = named !== undefined && Object.hasOwn(commands, named) ? [named] : Object.keys(commands);
+  for (const name of names) (await commands[name]()).register(program);
   return program;
 }
 
 async function main(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv)).parseAsync(argv);
   } catch (err) {
     const e = err as { code?: string; exitCode?: number; message?: string };
     if (typeof e.code === 'string' && e.code.startsWith('commander.')) {

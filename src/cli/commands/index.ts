@@ -1,12 +1,18 @@
 import type { Command } from 'commander';
-import { register as model } from './model.js';
-import { register as operator } from './operator.js';
-import { register as serve } from './serve.js';
-import { register as db } from './db.js';
-import { register as orgs } from './orgs.js';
-import { register as keys } from './keys.js';
-import { register as inferenceServer } from './inference-server.js';
-import { register as detect } from './detect.js';
 
-/** Every `recog` sub-command; one module each. */
-export const commands: Array<(program: Command) => void> = [serve, db, orgs, keys, model, operator, inferenceServer, detect];
+type CommandModule = { register(program: Command): void };
+
+/**
+ * Every `recog` sub-command, one module each, by name. Modules load on demand: a
+ * `recog keys list` should not pay for loading the Kubernetes client or ONNX Runtime.
+ */
+export const commands: Record<string, () => Promise<CommandModule>> = {
+  serve: () => import('./serve.js'),
+  db: () => import('./db.js'),
+  orgs: () => import('./orgs.js'),
+  keys: () => import('./keys.js'),
+  model: () => import('./model.js'),
+  operator: () => import('./operator.js'),
+  'inference-server': () => import('./inference-server.js'),
+  detect: () => import('./detect.js'),
+};
