@@ -47,6 +47,8 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
 /** Probes and scrapes: counted, but neither traced nor logged above debug (they come every few seconds). */
 const OPERATIONAL_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
+const CLIENT_CLOSED = 499;
+
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** Characters of a key that are safe to log: the readable prefix plus 8 (as stored in api_keys.prefix). */
@@ -92,11 +94,16 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
     for (const m of Array.isArray(route.method) ? route.method : [route.method]) guarded.add(`${m} ${route.url}`);
   });
 
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const method = METHODS.has(request.method) ? request.method : 'OTHER';
     const t: RequestTelemetry = { start: performance.now(), route, ctx: context.active(), endInFlight: metrics.trackInFlight() };
     state.set(request, t);
+    // A client that hangs up mid-request gets neither onResponse nor onRequestAbort (the
+    // latter only covers uploads): the response's 'close' before anything was sent says so.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableEnded) finish(request, reply, true);
+    });
     if (OPERATIONAL_ROUTES.has(route)) return done();
     const { span, ctx } = startServerSpan(`${method} ${route}`, request.headers, {
       'http.request.method': method,
@@ -140,13 +147,15 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
     return payload;
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  /** Records the request once: at onResponse, or when the client hung up first (`aborted`). */
+  const finish = (request: FastifyRequest, reply: FastifyReply, aborted: boolean): void => {
     const t = state.get(request);
     if (!t) return;
     state.delete(request);
     t.endInFlight();
     const seconds = (performance.now() - t.start) / 1000;
-    const status = reply.statusCode;
+    // 499: the client closed the request (nginx's name for it).
+    const status = aborted ? CLIENT_CLOSED : reply.statusCode;
     const method = METHODS.has(request.method) ? request.method : 'OTHER';
     metrics.observeHttp(method, t.route, status, seconds);
 
@@ -161,7 +170,7 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
     if (t.span) {
       t.span.setAttribute('http.response.status_code', status);
       if (t.errorCode) t.span.setAttribute('error.type', t.errorCode);
-      if (status >= 500) t.span.setStatus({ code: SpanStatusCode.ERROR, message: t.errorCode ?? `HTTP ${status}` });
+      if (status >= 500 || aborted) t.span.setStatus({ code: SpanStatusCode.ERROR, message: aborted ? 'client closed the request' : t.errorCode ?? `HTTP ${status}` });
       t.span.end();
     }
 
@@ -182,11 +191,8 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
     if (OPERATIONAL_ROUTES.has(t.route)) request.log.debug(line, 'request');
     else if (status >= 500) request.log.error(line, 'request');
     else request.log.info(line, 'request');
-  });
-
-  app.addHook('onRequestAbort', async (request) => {
-    state.get(request)?.endInFlight();
-  });
+  };
+  app.addHook('onResponse', async (request, reply) => finish(request, reply, false));
 
   if (opts.exposeMetrics ?? true) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

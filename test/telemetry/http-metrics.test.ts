@@ -145,3 +145,29 @@ test('METRICS_PORT: the same registry on a separate server that serves only /met
     await server.close();
   }
 });
+
+test('a client that hangs up mid-request does not leave the in-flight gauge up', async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = t.app.server.address() as { port: number };
+  const controller = new AbortController();
+  const call = fetch(`http://127.0.0.1:${port}/v1/cv/requests/sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+    body: JSON.stringify({ external_id: 'metrics-abort', image_url: images.url('/slow?ms=1500') }),
+    signal: controller.signal,
+  });
+  // wait until the request is being processed, then hang up
+  for (let i = 0; i < 100 && sample(await scrape(), 'http_requests_in_flight') !== 2; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(sample(await scrape(), 'http_requests_in_flight'), 2, 'the sync request and the scrape');
+  controller.abort();
+  await assert.rejects(call);
+  let inFlight: number | undefined;
+  for (let i = 0; i < 100; i++) {
+    inFlight = sample(await scrape(), 'http_requests_in_flight');
+    if (inFlight === 1) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(inFlight, 1, 'only the scrape itself once the client has hung up');
+  const text = await scrape();
+  assert.equal(sample(text, 'http_request_duration_seconds_count{method="POST",route="/v1/cv/requests/sync",status_code="499"}'), 1, 'recorded as 499 client closed request');
+});
