@@ -4,122 +4,151 @@
  * backend, its raw limit, in the same run on the same machine; then the API's sync
  * throughput (POST /v1/cv/requests/sync over real HTTP on loopback) on both backends.
  *
- * Each phase runs for BENCH_SECONDS (default 6) after a short warm-up, with a fixed
- * number of callers; only one model session works at a time, so phases do not compete.
+ * The candidates take turns in ROUNDS short slices (BENCH_SECONDS in all per candidate,
+ * default 6), so a noisy neighbour on the machine weighs on all of them alike; only one
+ * works at a time. The v2 server runs in this process (its model on a worker thread).
  * The API part needs the test PostgreSQL (TEST_DATABASE_URL) and is skipped without it.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import type { InferenceBackend, Tensor } from '../src/inference/backend.js';
 import { OnnxRuntimeBackend } from '../src/inference/onnxruntime-backend.js';
 import { prepareImage } from '../src/inference/preprocess.js';
 import { TritonBackend } from '../src/inference/triton/triton-backend.js';
-import { startV2Server, type V2Server } from '../src/inference/v2-server/server.js';
 import { REPO_ROOT, readFixture } from '../test/helpers/fixtures.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
-const WARMUP_MS = 1_500;
+const ROUNDS = 3;
+const WARMUP_MS = 1_000;
 const CONCURRENCY = 4;
 const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 const MODEL = 'centernet';
 const THREADS = os.availableParallelism();
 
-interface Rate {
-  perSecond: number;
-  p50Ms: number;
-  p95Ms: number;
+interface Candidate {
+  name: string;
+  callers: number;
+  fn: () => Promise<void>;
+}
+
+interface Tally {
+  latencies: number[];
+  seconds: number;
   errors: number;
   firstError?: string;
 }
 
-/** `callers` loops calling `fn` back to back for SECONDS; returns completions per second. */
-async function measure(callers: number, fn: () => Promise<void>): Promise<Rate> {
-  const warmUntil = Date.now() + WARMUP_MS;
-  const workers = Array.from({ length: callers }, async () => {
-    while (Date.now() < warmUntil) await fn().catch(() => {});
-  });
-  await Promise.all(workers);
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
+/** `callers` loops calling `fn` back to back for `ms`. */
+async function slice(c: Candidate, ms: number, t: Tally): Promise<void> {
   const start = performance.now();
-  const end = start + SECONDS * 1000;
+  const end = start + ms;
   await Promise.all(
-    Array.from({ length: callers }, async () => {
+    Array.from({ length: c.callers }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
         try {
-          await fn();
-          latencies.push(performance.now() - t0);
+          await c.fn();
+          t.latencies.push(performance.now() - t0);
         } catch (err) {
-          errors++;
-          firstError ??= (err as Error).message;
+          t.errors++;
+          t.firstError ??= (err as Error).message;
         }
       }
     }),
   );
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { perSecond: latencies.length / elapsed, p50Ms: at(0.5), p95Ms: at(0.95), errors, firstError };
+  t.seconds += (performance.now() - start) / 1000;
 }
 
-function line(name: string, r: Rate, limit?: number): void {
-  const ratio = limit ? `   ${(r.perSecond / limit).toFixed(2)}× embedded` : '';
-  const errors = r.errors ? `   errors ${r.errors} (first: ${r.firstError})` : '';
-  process.stdout.write(`${name.padEnd(52)} ${r.perSecond.toFixed(2).padStart(7)} /s   p50 ${r.p50Ms.toFixed(0).padStart(5)} ms   p95 ${r.p95Ms.toFixed(0).padStart(5)} ms${ratio}${errors}\n`);
+/** Warms each candidate up, then runs them in turns; one line per candidate, ratios to the first. */
+async function compare(title: string, unit: string, candidates: Candidate[]): Promise<void> {
+  for (const c of candidates) await slice(c, WARMUP_MS, { latencies: [], seconds: 0, errors: 0 });
+  const tallies = candidates.map((): Tally => ({ latencies: [], seconds: 0, errors: 0 }));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < candidates.length; i++) await slice(candidates[i]!, (SECONDS * 1000) / ROUNDS, tallies[i]!);
+  }
+  process.stdout.write(`\n${title}\n`);
+  const base = tallies[0]!.latencies.length / tallies[0]!.seconds;
+  candidates.forEach((c, i) => {
+    const t = tallies[i]!;
+    const rate = t.latencies.length / t.seconds;
+    const sorted = [...t.latencies].sort((a, b) => a - b);
+    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+    const ratio = i === 0 ? '   (raw limit)' : `   ${(rate / base).toFixed(2)}× ${candidates[0]!.name.split(',')[0]}`;
+    const errors = t.errors ? `   errors ${t.errors} (first: ${t.firstError})` : '';
+    process.stdout.write(`  ${c.name.padEnd(50)} ${rate.toFixed(2).padStart(7)} ${unit}/s   p50 ${at(0.5).toFixed(0).padStart(5)} ms   p95 ${at(0.95).toFixed(0).padStart(5)} ms${ratio}${errors}\n`);
+  });
+}
+
+interface ChildServer {
+  child: ChildProcess;
+  grpcAddress: string;
+}
+
+/** `recog inference-server` on free ports; resolves once it listens. */
+function startChildServer(): Promise<ChildServer> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'inference-server', '--host', '127.0.0.1', '--port', '0', '--http-port', '0', '--threads', String(THREADS)],
+    { cwd: REPO_ROOT, env: { ...process.env, MODEL_REPOSITORY }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      log += chunk;
+      const m = /gRPC on (127\.0\.0\.1:\d+)/.exec(log);
+      if (m) resolve({ child, grpcAddress: m[1]! });
+    });
+    child.once('exit', (code) => reject(new Error(`inference-server exited (${code}) before listening:\n${log}`)));
+  });
+}
+
+async function stopChildServer(s: ChildServer): Promise<void> {
+  if (s.child.exitCode !== null) return;
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await exited;
 }
 
 export async function run(): Promise<void> {
-  process.stdout.write(`${os.availableParallelism()} cores, ONNX Runtime ${THREADS} threads, ${SECONDS} s per phase, ${CONCURRENCY} concurrent callers where noted\n`);
+  process.stdout.write(`${os.availableParallelism()} cores, ONNX Runtime ${THREADS} threads in each session, ${SECONDS} s per candidate in ${ROUNDS} turns\n`);
   const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
   const input: Tensor = { name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: prepared.tensor };
 
-  // --- bare inference: embedded vs gRPC ----------------------------------------------------
   const embedded = new OnnxRuntimeBackend({ modelPath: path.join(MODEL_REPOSITORY, MODEL, '1', 'model.onnx'), modelName: MODEL, threads: THREADS });
-  await embedded.start();
-  const infer = (b: InferenceBackend) => async (): Promise<void> => void (await b.infer([input]));
-  const embedded1 = await measure(1, infer(embedded));
-  const embeddedN = await measure(CONCURRENCY, infer(embedded));
-  await embedded.close();
-
-  let server: V2Server | undefined;
+  let server: ChildServer | undefined;
   let triton: TritonBackend | undefined;
   try {
-    server = await startV2Server({
-      modelRepository: MODEL_REPOSITORY,
-      host: '127.0.0.1',
-      grpcPort: 0,
-      httpPort: null,
-      createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: THREADS }),
-    });
+    await embedded.start();
+    server = await startChildServer();
     triton = new TritonBackend({ url: server.grpcAddress, modelName: MODEL });
     await triton.start();
-    const grpc1 = await measure(1, infer(triton));
-    const before = server.statistics(MODEL)[0]!;
-    const grpcN = await measure(CONCURRENCY, infer(triton));
-    const after = server.statistics(MODEL)[0]!;
+    const statistics = async () => (await triton!.client.modelStatistics(MODEL, '')).model_stats[0]!;
+    const infer = (b: InferenceBackend) => async (): Promise<void> => void (await b.infer([input]));
+    const before = await statistics();
+    await compare('bare inference, batch 1 per call (basketball1.png at 512×512):', 'inferences', [
+      { name: 'embedded ONNX Runtime, 1 caller', callers: 1, fn: infer(embedded) },
+      { name: 'gRPC → v2 server process, 1 caller', callers: 1, fn: infer(triton) },
+      { name: `embedded ONNX Runtime, ${CONCURRENCY} callers (FIFO queue)`, callers: CONCURRENCY, fn: infer(embedded) },
+      { name: `gRPC → v2 server process, ${CONCURRENCY} callers (batching)`, callers: CONCURRENCY, fn: infer(triton) },
+    ]);
+    const after = await statistics();
     const executions = after.execution_count - before.execution_count;
     const inferences = after.inference_count - before.inference_count;
-
-    process.stdout.write('\nbare inference, batch 1 per call (basketball1.png, 512×512):\n');
-    line('embedded ONNX Runtime, 1 caller (raw limit)', embedded1);
-    line(`embedded ONNX Runtime, ${CONCURRENCY} callers (FIFO queue)`, embeddedN, embedded1.perSecond);
-    line('gRPC → local v2 server, 1 caller', grpc1, embedded1.perSecond);
-    line(`gRPC → local v2 server, ${CONCURRENCY} callers (dynamic batching)`, grpcN, embedded1.perSecond);
-    process.stdout.write(`  v2 server while ${CONCURRENCY} callers ran (warm-up included): ${inferences} inferences in ${executions} executions, mean batch ${(inferences / Math.max(1, executions)).toFixed(2)}; batch sizes ${JSON.stringify(after.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]))}\n`);
-
+    process.stdout.write(`  v2 server: ${inferences} inferences in ${executions} executions, mean batch ${(inferences / Math.max(1, executions)).toFixed(2)}; [batch size, executions] ${JSON.stringify(after.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]))}\n`);
+    await embedded.close();
     await triton.close();
     triton = undefined;
-    await apiThroughput(server);
+    await apiThroughput(server.grpcAddress);
   } finally {
+    await embedded.close();
     await triton?.close();
-    await server?.close({ graceMs: 2_000 });
+    if (server) await stopChildServer(server);
   }
 }
 
 /** POST /v1/cv/requests/sync over loopback HTTP: embedded app vs app on TRITON_URL. */
-async function apiThroughput(server: V2Server): Promise<void> {
+async function apiThroughput(tritonUrl: string): Promise<void> {
   let helpers: typeof import('../test/helpers/app.js');
   try {
     helpers = await import('../test/helpers/app.js');
@@ -132,26 +161,33 @@ async function apiThroughput(server: V2Server): Promise<void> {
   // A fresh external_id per call: a repeated one would be an idempotent replay, not new work.
   const image = JSON.stringify(readFixture('basketball1.png').toString('base64'));
   let seq = 0;
-  const results: Array<[string, Rate]> = [];
-  for (const [name, env] of [
-    ['API sync, embedded backend', {}],
-    ['API sync, TRITON_URL → local v2 server', { TRITON_URL: server.grpcAddress }],
-  ] as const) {
-    const t = await helpers.buildTestApp({ ...env, INFERENCE_THREADS: String(THREADS), LOG_LEVEL: 'silent' });
-    try {
+  const apps: Array<Awaited<ReturnType<typeof helpers.buildTestApp>>> = [];
+  try {
+    const candidates: Candidate[] = [];
+    for (const [name, env] of [
+      ['API sync, embedded backend', {}],
+      ['API sync, TRITON_URL → v2 server process', { TRITON_URL: tritonUrl }],
+    ] as const) {
+      const t = await helpers.buildTestApp({ ...env, INFERENCE_THREADS: String(THREADS), LOG_LEVEL: 'silent' });
+      apps.push(t);
       const key = await t.newKey({ rateLimit: 1_000_000, quota: 1_000_000 });
       const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
-      const post = async (): Promise<void> => {
-        const res = await fetch(`${address}/v1/cv/requests/sync`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: `{"external_id":"bench-${++seq}","image_base64":${image}}` });
-        const json = (await res.json()) as { status?: string };
-        if (res.status !== 200 || json.status !== 'DONE') throw new Error(`HTTP ${res.status} ${json.status}`);
-      };
-      results.push([name, await measure(CONCURRENCY, post)]);
-    } finally {
-      await t.close();
+      candidates.push({
+        name,
+        callers: CONCURRENCY,
+        fn: async () => {
+          const res = await fetch(`${address}/v1/cv/requests/sync`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+            body: `{"external_id":"bench-${++seq}","image_base64":${image}}`,
+          });
+          const json = (await res.json()) as { status?: string };
+          if (res.status !== 200 || json.status !== 'DONE') throw new Error(`HTTP ${res.status} ${json.status}`);
+        },
+      });
     }
+    await compare(`API sync throughput, ${CONCURRENCY} concurrent clients, basketball1.png as base64 (decode + infer + postprocess + database):`, 'requests', candidates);
+  } finally {
+    for (const t of apps) await t.close();
   }
-  process.stdout.write(`\nAPI sync throughput, ${CONCURRENCY} concurrent clients, basketball1.png as base64 (decode + infer + postprocess + database):\n`);
-  const base = results[0]![1].perSecond;
-  results.forEach(([name, r], i) => line(name, r, i === 0 ? undefined : base));
 }
