@@ -70,6 +70,8 @@ export class RecognitionOperator {
   private synced = false;
   private stopping = false;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** Informers whose last list or watch failed, with a count of their failures. */
+  private readonly failing = new Map<AnyInformer, number>();
 
   constructor(private readonly opts: OperatorOptions) {
     this.metrics = opts.metrics ?? new OperatorMetrics();
@@ -109,7 +111,8 @@ export class RecognitionOperator {
       this.health = await startHealthServer(
         this.opts.health.host,
         this.opts.health.port,
-        { live: () => !this.stopping, ready: () => this.synced && !this.stopping },
+        // Not ready while a cache cannot list (the CRD missing, RBAC too narrow...).
+        { live: () => !this.stopping, ready: () => this.synced && this.failing.size === 0 && !this.stopping },
         this.metrics.registry,
       );
     }
@@ -166,11 +169,19 @@ export class RecognitionOperator {
     inf.on('update', enqueue);
     inf.on('delete', enqueue);
     inf.on('error', (err) => {
+      this.failing.set(inf, (this.failing.get(inf) ?? 0) + 1);
       if (this.stopping) return;
       this.log.warn({ err: describeError(err) }, 'informer failed; restarting it');
       const t = setTimeout(() => {
         this.restartTimers.delete(t);
-        if (!this.stopping) inf.start().catch(() => undefined);
+        if (this.stopping) return;
+        const failures = this.failing.get(inf);
+        inf.start().then(
+          () => {
+            if (this.failing.get(inf) === failures) this.failing.delete(inf);
+          },
+          () => undefined,
+        );
       }, 2_000);
       this.restartTimers.add(t);
     });

@@ -481,6 +481,21 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.match(log, /operator stopped/);
   });
 
+  test('an operator whose caches cannot list is live but not ready', async () => {
+    const denied = new RecognitionOperator({
+      kubeConfig: cluster.kubeConfig({ name: 'nobody', token: 'not-a-valid-token' }),
+      leaseNamespace: OP_NS, identity: 'denied', health: { host: '127.0.0.1', port: 0 }, ...FAST,
+    });
+    await denied.start();
+    try {
+      assert.equal((await fetch(`http://127.0.0.1:${denied.healthPort}/healthz`)).status, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${denied.healthPort}/readyz`)).status, 503);
+      assert.equal(denied.isLeader, false);
+    } finally {
+      await denied.stop();
+    }
+  });
+
   test('server-side dry-run of every sample and of the rendered charts', async () => {
     const docs: Array<{ from: string; obj: Any }> = [];
     for (const f of fs.readdirSync(SAMPLES).filter((f) => f.endsWith('.yaml'))) {
