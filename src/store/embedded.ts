@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,6 +117,26 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
   return openEmbedded(opts);
 }
 
+/**
+ * As root, PostgreSQL runs as the `postgres` system user, which must traverse every directory
+ * down to its data directory. DATA_DIR and its postgres/ folder are ours to open for traversal
+ * (not listing); an ancestor that blocks it is reported rather than changed.
+ */
+async function letPostgresUserReach(dataDir: string, root: string): Promise<void> {
+  await chmod(dataDir, 0o711);
+  await chmod(root, 0o755);
+  for (let dir = path.dirname(path.resolve(dataDir)); ; dir = path.dirname(dir)) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `running as root, the embedded PostgreSQL runs as the postgres user, which cannot enter ${dir}: ` +
+          'set DATA_DIR to a directory it can reach (e.g. under /var/lib), run as another user, or set DATABASE_URL',
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
 async function openEmbedded(opts: OpenOptions): Promise<DatabaseHandle> {
   const log = opts.log ?? (() => {});
   const p = paths(opts.dataDir);
@@ -163,7 +183,7 @@ async function openEmbedded(opts: OpenOptions): Promise<DatabaseHandle> {
   });
   if (!existsSync(path.join(p.data, 'PG_VERSION'))) {
     log(`initialising the embedded PostgreSQL under ${p.data}`);
-    if (isRoot) await chmod(p.root, 0o755); // the postgres user must reach its data directory
+    if (isRoot) await letPostgresUserReach(opts.dataDir, p.root);
     await server.initialise();
   }
   try {
