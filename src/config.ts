@@ -136,8 +136,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const modelRepository = path.resolve(r.str('MODEL_REPOSITORY', './model-repository'));
   const modelName = r.str('MODEL_NAME', 'centernet');
   const tritonUrl = r.optional('TRITON_URL');
-  if (tritonUrl !== undefined && !/^[\w.-]+:\d+$|^\[[0-9a-fA-F:]+\]:\d+$|^dns:/.test(tritonUrl.replace(/^grpc:\/\//, ''))) {
-    r.problems.push(`TRITON_URL must be host:port of Triton's gRPC endpoint (got "${tritonUrl}")`);
+  if (tritonUrl !== undefined && !/^[\w.-]+:\d+$|^\[[0-9a-fA-F:]+\]:\d+$|^(dns|ipv4|ipv6):/.test(tritonUrl.replace(/^grpc:\/\//, ''))) {
+    r.problems.push(`TRITON_URL must be host:port of Triton's gRPC endpoint, or a gRPC target such as dns:///triton:8001 (got "${tritonUrl}")`);
   }
   const config: Config = {
     port,

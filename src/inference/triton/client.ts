@@ -82,6 +82,9 @@ export class TritonClient {
       'grpc.max_reconnect_backoff_ms': 2_000,
       'grpc.max_send_message_length': this.opts.maxMessageBytes,
       'grpc.max_receive_message_length': this.opts.maxMessageBytes,
+      // With a dns:/// target naming a headless Service, spread calls over every Triton pod
+      // the name resolves to (the default, pick_first, would pin one pod).
+      'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
     });
   }
 
