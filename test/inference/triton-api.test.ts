@@ -13,6 +13,7 @@ import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 
 const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 const MODEL = 'centernet';
@@ -28,15 +29,6 @@ function startServer(grpcPort: number, extra: { maxQueueDelayUs?: number; modelR
     createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
     ...extra,
   });
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 function sync(t: TestApp, key: TestKey, image: Buffer, externalId: string) {

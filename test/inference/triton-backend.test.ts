@@ -14,6 +14,7 @@ import { startV2Server, type V2Server } from '../../src/inference/v2-server/serv
 import { createDetector } from '../../src/inference/create-detector.js';
 import { loadConfig } from '../../src/config.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 
 const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 const MODEL = 'centernet';
@@ -36,15 +37,6 @@ async function rejectsWith(p: Promise<unknown>, code: InferenceError['code'], me
     return true;
   });
   return caught!;
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 describe('TritonBackend ↔ local v2 server', () => {

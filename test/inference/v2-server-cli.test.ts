@@ -11,6 +11,7 @@ import { InferenceError, type Tensor } from '../../src/inference/backend.js';
 import { prepareImage } from '../../src/inference/preprocess.js';
 import { TritonBackend } from '../../src/inference/triton/triton-backend.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 
 interface Running {
   child: ChildProcess;
@@ -47,15 +48,6 @@ function startCli(grpcPort = 0): Promise<Running> {
       reject(new Error(`inference-server exited (${code ?? signal}) before listening:\n${log}`));
     });
   });
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 describe('recog inference-server (a separate process)', () => {
