@@ -5,7 +5,8 @@ import type { ImageStore, ImageUrlSigner } from '../../images/types.js';
 import { isUuid } from '../../store/db.js';
 import { ApiError } from '../errors.js';
 
-export type ReadinessCheck = () => Promise<{ ok: boolean; detail?: string }>;
+/** A failing check makes the service unready; a degraded one still serves, and says how. */
+export type ReadinessCheck = () => Promise<{ ok: boolean; detail?: string; degraded?: boolean }>;
 
 export interface OperationsRoutesOptions {
   checks: Record<string, ReadinessCheck>;
@@ -15,7 +16,7 @@ export interface OperationsRoutesOptions {
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-async function runCheck(check: ReadinessCheck): Promise<{ ok: boolean; detail?: string }> {
+async function runCheck(check: ReadinessCheck): Promise<{ ok: boolean; detail?: string; degraded?: boolean }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ ok: boolean; detail: string }>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, detail: `no answer within ${CHECK_TIMEOUT_MS} ms` }), CHECK_TIMEOUT_MS);
@@ -33,7 +34,8 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const names = Object.keys(opts.checks);
     const results = await Promise.all(names.map((n) => runCheck(opts.checks[n])));
-    const checks = Object.fromEntries(names.map((n, i) => [n, results[i].ok ? 'ok' : results[i].detail ?? 'not ready']));
+    const state = (r: (typeof results)[number]) => (r.ok ? (r.degraded ? r.detail ?? 'degraded' : 'ok') : r.detail ?? 'not ready');
+    const checks = Object.fromEntries(names.map((n, i) => [n, state(results[i])]));
     const failing = names.filter((_, i) => !results[i].ok);
     if (failing.length === 0) return { status: 'ready', checks };
     const e = new ApiError('NOT_READY', `not ready: ${failing.map((n) => `${n} (${checks[n]})`).join(', ')}`);
