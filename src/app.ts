@@ -5,7 +5,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
@@ -16,9 +15,7 @@ import { recognitionRoutes } from './api/routes/recognition.js';
 import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
 import { sharedSchemas } from './api/schemas.js';
 import { decodeBase64Image } from './images/base64.js';
-import { createImageFetcher } from './images/fetch.js';
-import { LocalImageStore } from './images/local-store.js';
-import { HmacImageUrlSigner, loadOrCreateSecret } from './images/signed-url.js';
+import { createImageIntake } from './images/intake.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './images/types.js';
 import type { InferenceBackend } from './inference/backend.js';
 import { createDetector } from './inference/create-detector.js';
@@ -60,13 +57,13 @@ export interface BuildAppOptions {
   sweepIntervalMs?: number;
 }
 
-/** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
 /** Stable across restarts of the same process slot (host and port), unique among live replicas. */
 export function instanceIdFor(config: Pick<Config, 'port'>, hostname = os.hostname()): string {
   // Port 0 (an ephemeral port, tests) names no slot: several may run at once.
   return config.port === 0 ? `${hostname}:0:${randomBytes(6).toString('hex')}` : `${hostname}:${config.port}`;
 }
 
+/** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
 export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
   return config.syncTimeoutMs + 60_000;
 }
@@ -188,7 +185,7 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
     closers.push(() => backend.close());
     const detachDb = instrumentKnex(db, metrics);
     closers.push(async () => detachDb());
-    const secret = config.imageUrlSecret ?? (await loadOrCreateSecret(config.dataDir));
+    const intake = await createImageIntake(config);
     return {
       config,
       db,
@@ -196,17 +193,9 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
       detector: instrumentDetector(detector),
       backend,
       limits,
-      fetcher: instrumentFetcher(
-        createImageFetcher({
-          allowCidrs: config.imageFetchAllowCidrs,
-          timeoutMs: config.imageFetchTimeoutMs,
-          maxBytes: config.imageFetchMaxBytes,
-          maxRedirects: config.imageFetchMaxRedirects,
-        }),
-        metrics,
-      ),
-      imageStore: new LocalImageStore(path.join(config.dataDir, 'images')),
-      signer: new HmacImageUrlSigner({ secret, publicBaseUrl: config.publicBaseUrl, ttlSeconds: config.imageUrlTtlSeconds }),
+      fetcher: instrumentFetcher(intake.fetcher, metrics),
+      imageStore: intake.store,
+      signer: intake.signer,
       async close() {
         for (const c of closers.reverse()) await c().catch(() => {});
       },
