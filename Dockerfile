@@ -6,7 +6,8 @@
 # --- build: compile TypeScript and prepare the model repository -------------------------
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+# .npmrc: onnxruntime-node installs with no download (its CPU binaries ship in the package).
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
