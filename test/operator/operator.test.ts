@@ -337,7 +337,15 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
 
   test('status is written only when it changed', async () => {
     const count = async () => ((await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'success')?.value ?? 0);
-    const rv = (await getRs()).metadata.resourceVersion;
+    // The previous step's reconciles may still be writing status: start once the resource has
+    // stopped changing (the same resourceVersion a second apart).
+    let rv = (await getRs()).metadata.resourceVersion;
+    for (let settled = false, tries = 0; !settled && tries < 30; tries++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const now = (await getRs()).metadata.resourceVersion;
+      settled = now === rv;
+      rv = now;
+    }
     const n = await count();
     // An edit of a field the operator does not manage: a reconcile runs, nothing changes.
     await core.patchNamespacedService({ name: 'vision-api', namespace: NS, body: { metadata: { annotations: { note: 'hello' } } } }, merge);
