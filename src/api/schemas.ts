@@ -6,7 +6,10 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 
 export const MAX_BATCH_IMAGES = 10;
-export const EXTERNAL_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F]+$';
+// C0, DEL and C1 controls.
+export const EXTERNAL_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F]+$';
+/** A UUID exactly (ajv's `uuid` format also takes a `urn:uuid:` prefix, which PostgreSQL refuses). */
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 export const ExternalId = Type.String({
   minLength: 1,
@@ -80,7 +83,7 @@ export const FeedbackResult = Type.Object(
   {
     status: Type.Literal('success'),
     message: Type.String(),
-    request_id: Type.String({ format: 'uuid' }),
+    request_id: Type.String({ pattern: UUID_PATTERN }),
     rating: Type.Integer({ enum: [-1, 0, 1] }),
   },
   { $id: 'FeedbackResult', title: 'FeedbackResult' },
@@ -89,7 +92,7 @@ export const FeedbackResult = Type.Object(
 export const SyncBody = Type.Object(
   {
     external_id: ExternalId,
-    image_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Public http(s) URL of the image. Exactly one of image_url, image_base64.' })),
+    image_url: Type.Optional(Type.String({ maxLength: 2048, description: 'Public http(s) URL of the image. Exactly one of image_url, image_base64.' })),
     image_base64: Type.Optional(
       Type.String({ description: 'Base64 image (JPEG, PNG, WebP, GIF), optionally with a data:<mime>;base64, prefix; at most 10 MB encoded.' }),
     ),
@@ -107,13 +110,13 @@ export const BatchBody = Type.Object(
 
 export const FeedbackBody = Type.Object(
   {
-    request_id: Type.String({ format: 'uuid' }),
+    request_id: Type.String({ pattern: UUID_PATTERN }),
     rating: Type.Integer({ enum: [-1, 0, 1], description: '-1 bad, 0 neutral, 1 good' }),
   },
   { title: 'FeedbackRequest' },
 );
 
-export const RequestIdParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'The request id returned by a submission.' }) });
+export const RequestIdParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN, description: 'The request id returned by a submission.' }) });
 
 /** The error body of one status, listing exactly the codes (and error values) a route can answer with. */
 export function errorBody(codes: ErrorCode[], withExternalId = false): TSchema {

@@ -7,7 +7,7 @@ import { ApiError } from './errors.js';
 import { MAX_BATCH_IMAGES } from './schemas.js';
 
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001F\u007F]/;
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

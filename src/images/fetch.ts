@@ -133,6 +133,8 @@ class SafeImageFetcher implements ImageFetcher {
     if (raw.length > MAX_IMAGE_URL_LENGTH) {
       throw invalidUrl(`${what} is ${raw.length} characters; the limit is ${MAX_IMAGE_URL_LENGTH}`);
     }
+    // The URL parser would quietly strip or encode these; refuse them, so what is stored is what was fetched.
+    if (/[\u0000-\u001F\u007F]/.test(raw)) throw invalidUrl(`${what} contains control characters`);
     let url: URL;
     try {
       url = new URL(raw);

@@ -16,12 +16,13 @@ export async function createDetector(
 ): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
   const catalog = await loadCatalog(config.modelCatalog);
   const backend = decorate(createInferenceBackend(config));
-  await backend.start();
   try {
+    // A backend that failed to start still holds resources (a gRPC channel that keeps reconnecting).
+    await backend.start();
     const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
     return { detector, backend };
   } catch (err) {
-    await backend.close();
+    await backend.close().catch(() => {});
     throw err;
   }
 }

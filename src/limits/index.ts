@@ -150,17 +150,23 @@ class AdmissionLimits implements LimitsService {
 
     const counter = `${this.prefix}quota:${key.keyId}:${month}`;
     const fast = this.link === undefined ? undefined : await this.takeFromCounter(counter, key.keyId, month, units, limit, now);
-    // The counter refuses exhausted keys without a PostgreSQL write.
-    if (fast !== undefined && !fast.allowed) return { allowed: false, limit, used: fast.used, period: month };
+    // The counter refuses exhausted keys without a PostgreSQL write, but it may run ahead of
+    // PostgreSQL (a give-back that could not reach Redis): a refusal is confirmed with a read of
+    // the truth, and a stale counter is dropped so the reservation below decides exactly.
+    if (fast !== undefined && !fast.allowed) {
+      const used = await this.quota.used(key.keyId, month);
+      if (used + units > limit) return { allowed: false, limit, used, period: month };
+      await this.link?.attempt((r) => r.del(counter));
+    }
 
     let committed;
     try {
       committed = await this.quota.reserve(key.keyId, month, units, limit);
     } catch (err) {
-      if (fast !== undefined) await this.link?.attempt((r) => r.limiterQuotaGive(counter, units));
+      if (fast?.allowed) await this.link?.attempt((r) => r.limiterQuotaGive(counter, units));
       throw err;
     }
-    if (!committed.allowed && fast !== undefined) {
+    if (!committed.allowed && fast?.allowed) {
       // The counter was behind PostgreSQL (e.g. admissions while Redis was away): drop it
       // so the next call rebuilds it from the truth.
       await this.link?.attempt((r) => r.del(counter));

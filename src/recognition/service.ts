@@ -155,22 +155,25 @@ export class RecognitionService {
   async submitBatch(caller: Caller, input: { urls: string[]; externalId: string | null }, startedAt = Date.now()): Promise<BatchCVResult> {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
     const n = input.urls.length;
-    const period = await this.charge(caller, n, async () => {});
-    this.deps.observer?.batchSize(n);
-
+    // URLs refused on sight are FAILED entries and cost nothing: quota and balance are
+    // charged for the accepted images only (so one bad URL cannot get the good ones refused).
     const entries: BatchImageResult[] = new Array(n);
     const accepted: Array<{ index: number; url: string }> = [];
+    input.urls.forEach((url, index) => {
+      try {
+        this.deps.fetcher.validate(url);
+        accepted.push({ index, url });
+      } catch (err) {
+        if (!(err instanceof ImageError)) throw err;
+        entries[index] = failedBeforeProcessing(url, err.message);
+      }
+    });
+    const charged = accepted.length;
+    const period = charged > 0 ? await this.charge(caller, charged, async () => {}) : undefined;
+    this.deps.observer?.batchSize(n);
+
     let records: RequestRecord[];
     try {
-      input.urls.forEach((url, index) => {
-        try {
-          this.deps.fetcher.validate(url);
-          accepted.push({ index, url });
-        } catch (err) {
-          if (!(err instanceof ImageError)) throw err;
-          entries[index] = failedBeforeProcessing(url, err.message);
-        }
-      });
       records = await this.deps.requests.createQueued(
         accepted.map(({ url }) => ({
           keyId: caller.keyId,
@@ -183,10 +186,10 @@ export class RecognitionService {
         })),
       );
     } catch (err) {
-      await this.giveBack(caller, n, period);
+      if (charged > 0) await this.giveBack(caller, charged, period);
       throw err;
     }
-    let refunds = n - accepted.length;
+    let refunds = 0;
 
     await runBounded(accepted.length, this.deps.settings.batchConcurrency, async (i) => {
       const { index, url } = accepted[i];
