@@ -135,7 +135,7 @@ export class TritonClient {
         async () => {
           if (options.signal?.aborted) throw new InferenceError('CANCELLED', `${what}: cancelled by the caller`);
           if (Date.now() >= deadline) throw new InferenceError('DEADLINE_EXCEEDED', `${what}: the time budget ran out before the call`);
-          await this.waitForConnection(Math.min(deadline, Date.now() + this.opts.connectTimeoutMs), deadline, options.signal);
+          await this.waitForConnection(Math.min(deadline, Date.now() + this.opts.connectTimeoutMs), options.signal);
           return await this.unary(method, request, deadline, options.signal);
         },
         { maxAttempts: MAX_ATTEMPTS, beforeRetry: async () => {} },
@@ -152,18 +152,15 @@ export class TritonClient {
 
   /**
    * Resolves once the channel is READY. Fails UNAVAILABLE (nothing sent) when it is not
-   * within `until`, or DEADLINE_EXCEEDED when what ran out was the call's own deadline. An idle channel is asked to connect now; one in TRANSIENT_FAILURE
+   * within `until`. An idle channel is asked to connect now; one in TRANSIENT_FAILURE
    * retries on its own backoff (capped at 2 s above).
    */
-  private async waitForConnection(until: number, deadline: number, signal?: AbortSignal): Promise<void> {
+  private async waitForConnection(until: number, signal?: AbortSignal): Promise<void> {
     const channel = this.client.getChannel();
     for (;;) {
       const state = channel.getConnectivityState(true);
       if (state === grpc.connectivityState.READY) return;
       if (state === grpc.connectivityState.SHUTDOWN) throw new InferenceError('UNAVAILABLE', 'the inference client is closed');
-      if (Date.now() >= deadline) {
-        throw new InferenceError('DEADLINE_EXCEEDED', `the time budget ran out while connecting to the inference server; the request was not sent`);
-      }
       if (Date.now() >= until) {
         throw new InferenceError('UNAVAILABLE', `no connection to the inference server (${grpc.connectivityState[state]}); the request was not sent`);
       }
