@@ -94,3 +94,9 @@ export function injectTraceContext(setter: (key: string, value: string) => void)
   propagation.inject(context.active(), carrier);
   for (const [k, v] of Object.entries(carrier)) setter(k, v);
 }
+
+/** The active trace id, for log lines; undefined outside a sampled span. */
+export function activeTraceId(): string | undefined {
+  const sc = trace.getActiveSpan()?.spanContext();
+  return sc && sc.traceId !== '00000000000000000000000000000000' ? sc.traceId : undefined;
+}
