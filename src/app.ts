@@ -8,6 +8,7 @@ import os from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
+import { registerConsole } from './console/plugin.js';
 import { registerOpenApi } from './api/openapi.js';
 import { installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
@@ -136,6 +137,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     service,
     auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
   });
+  await registerConsole(app, { db, signer: deps.signer, config });
 
   if (options.sweepAbandoned ?? true) {
     const sweep = async () => {

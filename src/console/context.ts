@@ -1,0 +1,21 @@
+/** What every part of the console plugin shares. */
+import type { Knex } from 'knex';
+import type { ImageUrlSigner } from '../images/types.js';
+import type { SessionTtls } from '../store/sessions.js';
+import type { LoginThrottle } from './throttle.js';
+
+export interface ConsoleContext {
+  db: Knex;
+  signer: ImageUrlSigner;
+  /** Labels of the model catalog, to check a key's classes against. */
+  labels(): Promise<string[]>;
+  throttle: LoginThrottle;
+  ttl: SessionTtls;
+  /** Secure cookies even on plain HTTP (the service behind a TLS-terminating proxy). */
+  secureCookies: boolean;
+  defaultRateLimitPerMinute: number;
+  defaultMonthlyQuota: number;
+}
+
+export const TAG = 'Console';
+export const SECURITY: Array<Record<string, string[]>> = [{ consoleBearer: [] }, { consoleCookie: [] }];
