@@ -134,13 +134,15 @@ export function authRoutes(ctx: ConsoleContext) {
           tags: [TAG],
           summary: 'Sign out: revokes the current session (every token of it)',
           description: 'Authenticated by the bearer access token, or by {"refresh_token"} in the body, or by the browser cookies (with x-csrf-token).',
-          body: Type.Optional(RefreshBody),
           security: SECURITY,
         },
       },
       async (request, reply) => {
         const bearer = bearerToken(request);
-        const bodyToken = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
+        // The body is optional here (a bare POST with a bearer token is the usual call).
+        const raw = (request.body as { refresh_token?: unknown } | null | undefined)?.refresh_token;
+        if (raw !== undefined && (typeof raw !== 'string' || raw.length > 256)) throw new ApiError('VALIDATION_FAILED', 'refresh_token must be a string');
+        const bodyToken = raw;
         let sessionId: string | null = null;
         if (bearer !== undefined) sessionId = (await sessionForAccessToken(db, bearer))?.sessionId ?? null;
         if (sessionId === null && bodyToken !== undefined) sessionId = await sessionForRefreshToken(db, bodyToken);
