@@ -1,5 +1,6 @@
 /** What every part of the console plugin shares. */
 import type { Knex } from 'knex';
+import type { ErrorCode } from '../api/errors.js';
 import type { ImageUrlSigner } from '../images/types.js';
 import type { SessionTtls } from '../store/sessions.js';
 import type { LoginThrottle } from './throttle.js';
@@ -19,3 +20,9 @@ export interface ConsoleContext {
 
 export const TAG = 'Console';
 export const SECURITY: Array<Record<string, string[]>> = [{ consoleBearer: [] }, { consoleCookie: [] }];
+
+/** The catalogue codes the console API answers with (beyond the operational ones). */
+export const CONSOLE_ERRORS = [
+  'VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_CREDENTIALS', 'REFRESH_REUSED', 'FORBIDDEN_ROLE', 'CSRF_FAILED',
+  'NOT_FOUND', 'CONFLICT', 'LOGIN_THROTTLED',
+] as const satisfies readonly ErrorCode[];
