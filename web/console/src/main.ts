@@ -8,6 +8,8 @@ import { clear, fmtDate, fmtNum, h } from './dom.js';
 
 const root = document.getElementById('app') as HTMLElement;
 let me: Me | null = null;
+/** A panel to show on top of the next keys page (the new key's secret), then forgotten. */
+let flash: ((page: { top: HTMLElement; revoke: (id: string) => void }) => HTMLElement) | null = null;
 
 whenSignedOut(() => {
   me = null;
@@ -173,8 +175,8 @@ async function keysPage(org: string): Promise<HTMLElement> {
       h('h2', {}, 'Create a key'),
       keyForm({}, 'Create key', async (body) => {
         const r = await api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, body);
-        clear(top);
-        top.append(secretPanel(r.secret, r.key, h('button', { onclick: () => go(`#/o/${encodeURIComponent(org)}/keys?done=${Date.now()}`) }, 'Done')));
+        flash = (p) => secretPanel(r.secret, r.key, h('button', { onclick: () => clear(p.top) }, 'Done'));
+        go(`#/o/${encodeURIComponent(org)}/keys?created=${r.key.id}`);
       }),
     );
   };
@@ -189,10 +191,8 @@ async function keysPage(org: string): Promise<HTMLElement> {
       rate_limit_per_minute: k.rate_limit_is_default ? null : k.rate_limit_per_minute,
       expires_at: k.expires_at,
     });
-    clear(top);
-    top.append(
-      secretPanel(r.secret, r.key, h('p', {}, 'Step 2: once your clients use the new key, revoke the old one. ', h('button', { class: 'danger', onclick: () => revoke(k) }, `Revoke "${k.name}"`))),
-    );
+    flash = (p) => secretPanel(r.secret, r.key, h('p', {}, 'Step 2: once your clients use the new key, revoke the old one. ', h('button', { class: 'danger', onclick: () => p.revoke(k.id) }, `Revoke "${k.name}"`)));
+    go(`#/o/${encodeURIComponent(org)}/keys?rotated=${r.key.id}`);
   };
 
   const revoke = (k: Key) => {
@@ -242,6 +242,11 @@ async function keysPage(org: string): Promise<HTMLElement> {
     await api('POST', `/orgs/${encodeURIComponent(org)}/keys/${k.id}/${action}`);
     go(`#/o/${encodeURIComponent(org)}/keys?${action}=${Date.now()}`);
   };
+
+  if (flash) {
+    top.append(flash({ top, revoke: (id) => { const k = keys.find((x) => x.id === id); if (k) revoke(k); } }));
+    flash = null;
+  }
 
   const rows = keys.map((k) =>
     h(
