@@ -27,6 +27,7 @@ export function withDefaults(rs: RecognitionService): RecognitionService {
       defaultMonthlyQuota: api.defaultMonthlyQuota ?? 10_000,
       logLevel: api.logLevel ?? 'info',
       serviceType: api.serviceType ?? 'ClusterIP',
+      console: { enabled: api.console?.enabled ?? true, sessionTtlSeconds: api.console?.sessionTtlSeconds },
     },
     triton: {
       ...triton,

@@ -52,6 +52,8 @@ export interface ApiSpec {
   logLevel: string;
   publicBaseUrl?: string;
   serviceType: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
+  /** The web console under /console (CONSOLE_ENABLED). */
+  console: { enabled: boolean; sessionTtlSeconds?: number };
 }
 
 export interface TritonSpec {

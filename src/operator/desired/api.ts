@@ -37,6 +37,8 @@ export function apiEnv(rs: RecognitionService): EnvVar[] {
     { name: 'DEFAULT_MONTHLY_QUOTA', value: String(api.defaultMonthlyQuota) },
     { name: 'PUBLIC_BASE_URL', value: api.publicBaseUrl ?? apiUrl(rs) },
     { name: 'SHUTDOWN_TIMEOUT_MS', value: String(SHUTDOWN_TIMEOUT_MS) },
+    { name: 'CONSOLE_ENABLED', value: String(api.console.enabled) },
+    ...(api.console.sessionTtlSeconds === undefined ? [] : [{ name: 'CONSOLE_SESSION_TTL_SECONDS', value: String(api.console.sessionTtlSeconds) }]),
   ];
   const extra = api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
