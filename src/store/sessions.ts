@@ -95,6 +95,8 @@ export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): 
     const spent = await trx('console_tokens').where({ token_hash: hash }).whereNull('used_at').update({ used_at: trx.fn.now() });
     if (spent !== 1) return { ok: false, reason: 'reused' };
     await trx('console_sessions').where({ id: token.session_id }).update({ last_used_at: trx.fn.now() });
+    // Expired access tokens of the session are dead weight; spent refresh tokens stay (reuse detection).
+    await trx('console_tokens').where({ session_id: token.session_id, kind: 'access' }).where('expires_at', '<=', trx.fn.now()).delete();
     return { ok: true, userId: token.user_id, pair: await issuePair(trx, token.session_id, token.expires_at, ttl) };
   });
   if (!outcome.ok && outcome.reason === 'reused') await revokeSessionByToken(db, hash, 'refresh_reused');
@@ -123,7 +125,10 @@ export async function sessionForAccessToken(db: Knex, plain: string): Promise<{ 
     .whereNull('s.revoked_at')
     .where('s.expires_at', '>', db.fn.now())
     .first('s.id', 's.user_id')) as { id: string; user_id: string } | undefined;
-  return row ? { sessionId: row.id, userId: row.user_id } : null;
+  if (!row) return null;
+  // "last active" for the sessions list, written at most once a minute
+  await db('console_sessions').where({ id: row.id }).where('last_used_at', '<', db.raw(`now() - interval '1 minute'`)).update({ last_used_at: db.fn.now() });
+  return { sessionId: row.id, userId: row.user_id };
 }
 
 /** The session a refresh token belongs to (spent or not), for logout by refresh cookie. */
