@@ -129,6 +129,16 @@ test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { ski
   for (const tab of ['usage', 'feedback', 'members', 'audit', 'settings']) {
     await page.click(`nav a[href$="/${tab}"]`);
     await page.waitForSelector(`#app[data-page=${tab}]`);
+    if (tab === 'members') {
+      // a new member gets a one-time temporary password
+      await page.fill('input[name=email][placeholder]', 'bob@acme.example');
+      await page.selectOption('select[name=role]', 'viewer');
+      await page.click('form button:has-text("Add")');
+      await page.waitForSelector('.alert.warn code');
+      const temporary = (await page.textContent('.alert.warn code'))!.trim();
+      const bob = await fetch(`${base}/console/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bob@acme.example', password: temporary }) });
+      assert.equal(bob.status, 200);
+    }
     await shot(tab);
   }
   assert.match((await page.textContent('dl.facts')) ?? '', /5,000|4,999/);
@@ -170,13 +180,14 @@ test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { ski
   await page.waitForSelector('#app[data-page=audit]');
   const audit = (await page.textContent('table.audit')) ?? '';
   for (const action of ['key.create', 'key.suspend', 'key.revoke']) assert.ok(audit.includes(action), action);
+  await shot('audit');
 
   // sign out: the session is gone
   await page.click('#logout');
   await page.waitForSelector('form.login');
   const me = await page.evaluate(async () => (await fetch('/console/api/v1/me')).status);
   assert.equal(me, 401);
-  const live = await t.db('console_sessions').whereNull('revoked_at').count<{ count: string }[]>('* as count');
+  const live = await t.db('console_sessions as s').join('users as u', 'u.id', 's.user_id').where('u.email', 'ada@acme.example').whereNull('s.revoked_at').count<{ count: string }[]>('* as count');
   assert.equal(Number(live[0].count), 0);
 
   assert.deepEqual(pageErrors, [], 'no script errors or CSP violations in the page');

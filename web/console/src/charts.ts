@@ -5,8 +5,8 @@ import { h, s } from './dom.js';
 const COLORS = { done: '#2f855a', error: '#c53030', refused: '#d69e2e', good: '#2f855a', neutral: '#718096', bad: '#c53030' };
 
 export function stackedDays<T extends { date: string }>(rows: T[], series: Array<keyof T & keyof typeof COLORS>, title: string): SVGElement {
-  const W = 720;
-  const H = 200;
+  const W = 1000;
+  const H = 220;
   const pad = { l: 36, r: 8, t: 10, b: 26 };
   const max = Math.max(1, ...rows.map((r) => series.reduce((sum, k) => sum + Number(r[k]), 0)));
   const bw = (W - pad.l - pad.r) / Math.max(1, rows.length);
@@ -24,7 +24,7 @@ export function stackedDays<T extends { date: string }>(rows: T[], series: Array
     const label = i % Math.ceil(rows.length / 8) === 0 ? s('text', { x: x + bw / 2, y: H - 8, 'text-anchor': 'middle', class: 'axis' }, r.date.slice(5)) : null;
     return [parts, label];
   });
-  const ticks = [0, Math.round(max / 2), max].map((v) => [
+  const ticks = [...new Set([0, Math.round(max / 2), max])].map((v) => [
     s('line', { x1: pad.l, x2: W - pad.r, y1: y(v), y2: y(v), class: 'grid' }),
     s('text', { x: pad.l - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' }, v),
   ]);
