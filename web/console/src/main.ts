@@ -9,6 +9,8 @@ import { clear, fmtDate, fmtNum, h } from './dom.js';
 const root = document.getElementById('app') as HTMLElement;
 let me: Me | null = null;
 /** A panel to show on top of the next keys page (the new key's secret), then forgotten. */
+/** The notice after adding a member (a temporary password is shown once), for the re-rendered page. */
+let memberNotice: HTMLElement | null = null;
 let flash: ((page: { top: HTMLElement; revoke: (id: string) => void }) => HTMLElement) | null = null;
 
 whenSignedOut(() => {
@@ -402,6 +404,10 @@ async function membersPage(org: string): Promise<HTMLElement> {
   const email = h('input', { type: 'email', name: 'email', required: true, placeholder: 'name@example.com' });
   const role = h('select', { name: 'role' }, roles.map((r) => h('option', { value: r, selected: r === 'member' }, r)));
   const added = h('div');
+  if (memberNotice) {
+    added.append(memberNotice);
+    memberNotice = null;
+  }
   return h(
     'div',
     {},
@@ -425,10 +431,10 @@ async function membersPage(org: string): Promise<HTMLElement> {
             clear(msg);
             try {
               const r = await api<{ member: { user: { email: string } }; temporary_password?: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
-              clear(added);
-              added.append(h('p', { class: 'alert warn' }, r.temporary_password
+              memberNotice = h('p', { class: 'alert warn' }, r.temporary_password
                 ? [`${r.member.user.email} was created with the temporary password `, h('code', {}, r.temporary_password), '. Pass it on safely; it is shown only now. They should change it at once (Account page).']
-                : `${r.member.user.email} was added.`));
+                : `${r.member.user.email} was added.`);
+              go(`#/o/${o}/members?added=${Date.now()}`);
             } catch (err) {
               msg.append(errorBox(err));
             }
