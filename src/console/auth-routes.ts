@@ -38,12 +38,13 @@ export function authRoutes(ctx: ConsoleContext) {
     const session = requireSession(db);
 
     const secure = (request: FastifyRequest) => ctx.secureCookies || request.protocol === 'https';
-    function setCookies(request: FastifyRequest, reply: FastifyReply, pair: TokenPair): void {
+    /** `freshCsrf`: a new CSRF secret at sign-in (never one planted before it); kept across refreshes. */
+    function setCookies(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, freshCsrf: boolean): void {
       const base = { secure: secure(request), sameSite: 'strict' as const };
       reply.setCookie(COOKIE.access, pair.accessToken, { ...base, httpOnly: true, path: '/console', maxAge: pair.accessExpiresIn });
       reply.setCookie(COOKIE.refresh, pair.refreshToken, { ...base, httpOnly: true, path: '/console/api/v1/auth', maxAge: pair.refreshExpiresIn });
       // Readable by the page's script, which echoes it in x-csrf-token (double submit).
-      const csrf = request.cookies[COOKIE.csrf] ?? randomBytes(24).toString('base64url');
+      const csrf = (freshCsrf ? undefined : request.cookies[COOKIE.csrf]) ?? randomBytes(24).toString('base64url');
       reply.setCookie(COOKIE.csrf, csrf, { ...base, httpOnly: false, path: '/console', maxAge: pair.refreshExpiresIn });
     }
     function clearCookies(reply: FastifyReply): void {
@@ -88,7 +89,7 @@ export function authRoutes(ctx: ConsoleContext) {
         const pair = await startSession(db, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip });
         void reply.header('Cache-Control', 'no-store');
         if (cookieMode(request)) {
-          setCookies(request, reply, pair);
+          setCookies(request, reply, pair, true);
           return tokenBody(pair, user, false);
         }
         return tokenBody(pair, user, true);
@@ -120,7 +121,7 @@ export function authRoutes(ctx: ConsoleContext) {
         const user = await getUser(db, outcome.userId);
         void reply.header('Cache-Control', 'no-store');
         if (viaCookie) {
-          setCookies(request, reply, outcome.pair);
+          setCookies(request, reply, outcome.pair, false);
           return tokenBody(outcome.pair, user, false);
         }
         return tokenBody(outcome.pair, user, true);

@@ -182,6 +182,15 @@ test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { ski
   for (const action of ['key.create', 'key.suspend', 'key.revoke']) assert.ok(audit.includes(action), action);
   await shot('audit');
 
+  // an expired access cookie is refreshed silently (the refresh token rotates)
+  const before = (await page.context().cookies()).find((c) => c.name === 'rc_refresh')!.value;
+  await page.context().clearCookies({ name: 'rc_access' });
+  await page.click('nav a[href$="/settings"]');
+  await page.waitForSelector('#app[data-page=settings]');
+  const after = await page.context().cookies();
+  assert.ok(after.some((c) => c.name === 'rc_access'), 'a new access cookie');
+  assert.notEqual(after.find((c) => c.name === 'rc_refresh')?.value, before, 'the refresh token rotated');
+
   // sign out: the session is gone
   await page.click('#logout');
   await page.waitForSelector('form.login');

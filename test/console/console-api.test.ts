@@ -110,7 +110,8 @@ describe('sign-in', () => {
 
 describe('browser sessions: cookies and CSRF', () => {
   test('cookie login sets HttpOnly SameSite cookies, no tokens in the body; unsafe methods need x-csrf-token', async () => {
-    const res = await t.app.inject({ method: 'POST', url: `${API}/auth/login`, headers: { 'x-console-session': 'cookie' }, payload: { email: 'member@example.com', password: PASSWORD } });
+    // a CSRF cookie planted before sign-in is replaced, never adopted
+    const res = await t.app.inject({ method: 'POST', url: `${API}/auth/login`, headers: { 'x-console-session': 'cookie' }, cookies: { rc_csrf: 'planted-by-someone' }, payload: { email: 'member@example.com', password: PASSWORD } });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(json(res).access_token, undefined);
     const cookies = Object.fromEntries(res.cookies.map((c) => [c.name, c]));
@@ -118,6 +119,7 @@ describe('browser sessions: cookies and CSRF', () => {
     assert.equal(cookies.rc_access.sameSite, 'Strict');
     assert.equal(cookies.rc_refresh.path, '/console/api/v1/auth');
     assert.equal(cookies.rc_csrf.httpOnly, undefined);
+    assert.notEqual(cookies.rc_csrf.value, 'planted-by-someone');
     const jar = { rc_access: cookies.rc_access.value, rc_csrf: cookies.rc_csrf.value };
 
     assert.equal((await t.app.inject({ method: 'GET', url: `${API}/me`, cookies: jar })).statusCode, 200);
