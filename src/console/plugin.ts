@@ -39,7 +39,7 @@ export interface ConsoleOptions {
   signer: ImageUrlSigner;
   config: Pick<
     Config,
-    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleRefreshTtlSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota' | 'modelCatalog'
+    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota' | 'modelCatalog'
   >;
   throttle?: ThrottlePolicies;
   assetsDir?: string;
@@ -64,7 +64,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
       return labels;
     },
     throttle: new LoginThrottle(options.db, options.throttle ?? DEFAULT_THROTTLE),
-    ttl: { accessSeconds: config.consoleAccessTtlSeconds, refreshSeconds: config.consoleRefreshTtlSeconds },
+    ttl: { accessSeconds: config.consoleAccessTtlSeconds, refreshSeconds: config.consoleSessionTtlSeconds },
     secureCookies: config.publicBaseUrl.startsWith('https:'),
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
     defaultMonthlyQuota: config.defaultMonthlyQuota,

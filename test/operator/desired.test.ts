@@ -65,12 +65,13 @@ describe('desired state', () => {
     });
   });
 
-  test('spec.api.console switches the console (CONSOLE_ENABLED, on by default) and sets its session lifetime', () => {
+  test('spec.api.consoleEnabled switches the console (CONSOLE_ENABLED, on by default) and consoleSessionTtlSeconds its sessions', () => {
     const on = Object.fromEntries(apiEnv(sampleResource()).map((e) => [e.name, e.value]));
     assert.equal(on.CONSOLE_ENABLED, 'true');
-    assert.equal(on.CONSOLE_SESSION_TTL_SECONDS, undefined);
+    assert.equal(on.CONSOLE_SESSION_TTL_SECONDS, String(30 * 24 * 3600));
     const rs = sampleResource();
-    rs.spec.api.console = { enabled: false, sessionTtlSeconds: 3600 };
+    rs.spec.api.consoleEnabled = false;
+    rs.spec.api.consoleSessionTtlSeconds = 3600;
     const off = Object.fromEntries(apiEnv(rs).map((e) => [e.name, e.value]));
     assert.equal(off.CONSOLE_ENABLED, 'false');
     assert.equal(off.CONSOLE_SESSION_TTL_SECONDS, '3600');
