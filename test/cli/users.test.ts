@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Knex } from 'knex';
-import { usersCreate } from '../../src/cli/commands/users.js';
+import { usersCreate, usersSetPassword } from '../../src/cli/commands/users.js';
+import { sessionForAccessToken, startSession } from '../../src/store/sessions.js';
 import { verifyPassword } from '../../src/console/passwords.js';
 import { createDb } from '../../src/store/db.js';
 import { migrateLatest } from '../../src/store/migrate.js';
@@ -75,4 +76,15 @@ test('refuses short passwords, unknown roles, a second membership in the same or
   assert.equal(asked, false);
   const user = await findUserByEmail(db, 'ada@acme.example');
   assert.deepEqual((await membershipsOf(db, user!.id)).map((m) => `${m.org.name}:${m.role}`), ['acme:owner', 'globex:viewer']);
+});
+
+test('set-password replaces a forgotten password and ends the user\'s sessions', async () => {
+  const user = (await findUserByEmail(db, 'ada@acme.example'))!;
+  const session = await startSession(db, user.id, { accessSeconds: 600, refreshSeconds: 3600 }, {});
+  await assert.rejects(usersSetPassword(db, 'ada@acme.example', async () => 'short'), /at least 12/);
+  await assert.rejects(usersSetPassword(db, 'nobody@acme.example', async () => 'long enough password'), /no user/);
+  await usersSetPassword(db, 'ADA@acme.example', async () => 'a brand new passphrase');
+  const after = (await findUserByEmail(db, 'ada@acme.example'))!;
+  assert.ok(await verifyPassword('a brand new passphrase', after.password_hash));
+  assert.equal(await sessionForAccessToken(db, session.accessToken), null);
 });

@@ -10,7 +10,8 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../config.js';
 import { hashPassword, passwordProblem } from '../../console/passwords.js';
 import { resolveOrg } from '../../store/orgs.js';
-import { addMember, createUser, findUserByEmail, membershipsOf, ROLES, type Role } from '../../store/users.js';
+import { revokeUserSessions } from '../../store/sessions.js';
+import { addMember, createUser, findUserByEmail, membershipsOf, ROLES, setPassword, type Role } from '../../store/users.js';
 import { emit, stdoutOutput, withDatabase } from './db.js';
 
 export interface UserCreated {
@@ -36,6 +37,18 @@ export async function usersCreate(db: Knex, o: { email: string; org: string; rol
   if (existing) throw new Error(`${user.email} is already ${existing.role} of "${org.name}"`);
   await addMember(db, org.id, user.id, o.role as Role);
   return { user: { id: user.id, email: user.email }, org: { id: org.id, name: org.name }, role: o.role as Role, created };
+}
+
+/** An operator sets a new password (a forgotten one); every session of the user ends. */
+export async function usersSetPassword(db: Knex, email: string, password: () => Promise<string>): Promise<{ user: { id: string; email: string } }> {
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new Error(`no user with e-mail "${email}"`);
+  const pw = await password();
+  const problem = passwordProblem(pw);
+  if (problem) throw new Error(problem);
+  await setPassword(db, user.id, await hashPassword(pw));
+  await revokeUserSessions(db, user.id, 'password_reset');
+  return { user: { id: user.id, email: user.email } };
 }
 
 async function readStdin(): Promise<string> {
@@ -85,6 +98,17 @@ export function register(program: Command): void {
     .action((o: { email: string; org: string; role: string; passwordStdin?: boolean; json?: boolean }) =>
       withDatabase(loadConfig(), (db) => usersCreate(db, o, () => askPassword(Boolean(o.passwordStdin)))).then((r) =>
         emit(stdoutOutput(Boolean(o.json)), r, () => `${r.created ? 'created' : 'found'} ${r.user.email} (${r.user.id}); ${r.role} of ${r.org.name}`),
+      ),
+    );
+  users
+    .command('set-password')
+    .description("Set a user's password (prompted for or read from stdin); signs the user out everywhere")
+    .requiredOption('--email <email>', 'e-mail address')
+    .option('--password-stdin', 'read the password from stdin')
+    .option('--json', 'print JSON')
+    .action((o: { email: string; passwordStdin?: boolean; json?: boolean }) =>
+      withDatabase(loadConfig(), (db) => usersSetPassword(db, o.email, () => askPassword(Boolean(o.passwordStdin)))).then((r) =>
+        emit(stdoutOutput(Boolean(o.json)), r, () => `password of ${r.user.email} set; their sessions are signed out`),
       ),
     );
 }
