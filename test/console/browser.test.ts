@@ -146,8 +146,16 @@ test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { ski
   await page.waitForSelector('#app[data-page=account]');
   await shot('account');
 
-  // suspend: the API answers 403
+  // edit
   await page.click('nav a[href$="/keys"]');
+  await page.click('tr[data-key="web-shop"] button:has-text("Edit")');
+  await page.fill('input[name=description]', 'the online shop, EU');
+  await page.fill('input[name=classes]', 'person, sports ball');
+  await page.click('form.form button[type=submit]');
+  await page.waitForSelector('tr[data-key="web-shop"] td:has-text("person, sports ball")');
+  assert.match((await page.textContent('tr[data-key="web-shop"]')) ?? '', /the online shop, EU/);
+
+  // suspend: the API answers 403
   await page.click('tr[data-key="web-shop"] button:has-text("Suspend")');
   await page.waitForSelector('tr[data-key="web-shop"] .badge.suspended');
   const suspended = await sync(secret, 'shelf-2');
