@@ -62,6 +62,11 @@ export class LoginThrottle {
       [subject, p.windowSeconds, p.windowSeconds],
     );
     const failures = Number(rows[0].failures);
+    // Rows of long-past windows that lock nothing are forgotten (bounded by a day of failures).
+    await this.db('login_throttle')
+      .where('window_started_at', '<', this.db.raw(`now() - interval '1 day'`))
+      .where((q) => q.whereNull('locked_until').orWhere('locked_until', '<', this.db.fn.now()))
+      .delete();
     let lockSeconds = 0;
     if (failures >= p.lockAfter) lockSeconds = p.lockSeconds;
     else if (failures >= p.slowAfter) lockSeconds = Math.min(2 ** (failures - p.slowAfter), MAX_SLOW_SECONDS);

@@ -64,6 +64,11 @@ async function issuePair(trx: Knex, sessionId: string, sessionExpires: Date, ttl
 }
 
 export async function startSession(db: Knex, userId: string, ttl: SessionTtls, client: { userAgent?: string; ip?: string }): Promise<TokenPair> {
+  // Housekeeping on the user's own rows: ended sessions go (revoked ones after 30 days, kept for inspection).
+  await db('console_sessions')
+    .where({ user_id: userId })
+    .where((q) => q.where('expires_at', '<', db.fn.now()).orWhere('revoked_at', '<', db.raw(`now() - interval '30 days'`)))
+    .delete();
   return db.transaction(async (trx) => {
     const expires = new Date(Date.now() + ttl.refreshSeconds * 1000);
     const [row] = (await trx('console_sessions')

@@ -61,3 +61,16 @@ test('a failure after the window starts a new count', async () => {
   assert.equal((await db('login_throttle').where({ subject: s }).first()).failures, 1);
   assert.equal(await throttle.retryAfter([s]), 0);
 });
+
+test('rows of windows older than a day that lock nothing are forgotten', async () => {
+  const throttle = new LoginThrottle(db);
+  const stale = addressSubject('10.9.9.9');
+  const lockedStale = addressSubject('10.9.9.8');
+  await throttle.recordFailure(stale, 'address');
+  await throttle.recordFailure(lockedStale, 'address');
+  await db('login_throttle').where({ subject: stale }).update({ window_started_at: db.raw(`now() - interval '2 days'`) });
+  await db('login_throttle').where({ subject: lockedStale }).update({ window_started_at: db.raw(`now() - interval '2 days'`), locked_until: db.raw(`now() + interval '1 hour'`) });
+  await throttle.recordFailure(addressSubject('10.9.9.7'), 'address');
+  assert.equal(await db('login_throttle').where({ subject: stale }).first(), undefined);
+  assert.ok(await db('login_throttle').where({ subject: lockedStale }).first(), 'a live lock stays');
+});
