@@ -44,6 +44,12 @@ export interface ServedModelOptions {
   maxQueueSize?: number;
 }
 
+/** Triton's hint after a shape error of a batching model (clients see the same text from both servers). */
+const BATCH_DIM_NOTE =
+  '. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. ' +
+  'If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. ' +
+  'See the model configuration docs for more info on max_batch_size.';
+
 export class ServedModel {
   readonly config: ServedModelConfig;
   readonly version: string;
@@ -201,7 +207,8 @@ export class ServedModel {
   private checkShape(name: string, shape: number[], spec: TensorConfig, prefix: string): void {
     const cfg = this.config;
     const expected = cfg.maxBatchSize > 0 ? ['-1', ...spec.dims.map(String)] : spec.dims.map(String);
-    const describe = `${prefix}unexpected shape for input '${name}' for model '${this.name}'. Expected [${expected.join(',')}], got [${shape.join(',')}]`;
+    const note = cfg.maxBatchSize > 0 ? BATCH_DIM_NOTE : '';
+    const describe = `${prefix}unexpected shape for input '${name}' for model '${this.name}'. Expected [${expected.join(',')}], got [${shape.join(',')}]${note}`;
     if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw invalid(describe);
     const dims = cfg.maxBatchSize > 0 ? shape.slice(1) : shape;
     if (cfg.maxBatchSize > 0) {
