@@ -1,7 +1,7 @@
 /**
  * The local KServe v2 inference server: serves a Triton model repository over the same
- * gRPC service as Triton (inference.GRPCInferenceService), plus HTTP health, metadata and
- * statistics, with dynamic batching per model. For tests, local multi-process setups and
+ * gRPC service as Triton (inference.GRPCInferenceService, every RPC) and Triton's HTTP/REST
+ * paths, with dynamic batching per model and the model repository extension (load/unload). For tests, local multi-process setups and
  * CPU-only deployments; production can swap it for a stock Triton without any change.
  */
 import { readFileSync } from 'node:fs';
