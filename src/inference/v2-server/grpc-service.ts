@@ -74,17 +74,12 @@ export function statisticsOf(state: ServerState, name: string, version: string):
   return [m.stats.snapshot()];
 }
 
-/** Runs one inference request; the call's cancellation (or deadline) takes it out of the queue. */
-async function inferOne(state: ServerState, r: ModelInferRequest, call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>) {
-  const model = findModel(state, r.model_name, r.model_version);
+/** Aborts when the call is cancelled or its deadline passes: a queued request then leaves the queue without running. */
+function cancellation(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>): { signal: AbortSignal; release(): void } {
   const abort = new AbortController();
   const onCancel = (): void => abort.abort();
   call.once('cancelled', onCancel);
-  try {
-    return await model.infer(r, abort.signal);
-  } finally {
-    call.removeListener('cancelled', onCancel);
-  }
+  return { signal: abort.signal, release: () => call.removeListener('cancelled', onCancel) };
 }
 
 /**
@@ -94,18 +89,22 @@ async function inferOne(state: ServerState, r: ModelInferRequest, call: grpc.Ser
  */
 function streamInfer(state: ServerState) {
   return (call: grpc.ServerDuplexStream<ModelInferRequest, unknown>): void => {
+    // One cancellation for the whole stream: every request still queued leaves with it.
+    const c = cancellation(call);
     let open = 0;
     let clientDone = false;
     let ended = false;
     const finish = (): void => {
       if (clientDone && open === 0 && !ended) {
         ended = true;
+        c.release();
         call.end();
       }
     };
     call.on('data', (r: ModelInferRequest) => {
       open++;
-      inferOne(state, r, call)
+      Promise.resolve()
+        .then(() => findModel(state, r.model_name, r.model_version).infer(r, c.signal))
         .then(
           (response) => ({ error_message: '', infer_response: response }),
           (err: unknown) => ({ error_message: toGrpcError(err).details ?? 'inference failed', infer_response: null }),
@@ -153,7 +152,15 @@ export function inferenceHandlers(state: ServerState): grpc.UntypedServiceImplem
     ModelMetadata: unary((r: { name: string; version: string }) => findModel(state, r.name, r.version).metadata()),
     ModelConfig: unary((r: { name: string; version: string }) => ({ config: findModel(state, r.name, r.version).modelConfig() })),
     ModelStatistics: unary((r: { name: string; version: string }) => ({ model_stats: statisticsOf(state, r.name, r.version) })),
-    ModelInfer: unary((r: ModelInferRequest, call) => inferOne(state, r, call)),
+    ModelInfer: unary(async (r: ModelInferRequest, call) => {
+      const model = findModel(state, r.model_name, r.model_version);
+      const c = cancellation(call);
+      try {
+        return await model.infer(r, c.signal);
+      } finally {
+        c.release();
+      }
+    }),
     ModelStreamInfer: streamInfer(state) as grpc.handleBidiStreamingCall<unknown, unknown>,
     RepositoryIndex: unary(async (r: { repository_name: string; ready: boolean }) => ({ models: await state.index(r.ready) })),
     RepositoryModelLoad: unary(async (r: { model_name: string }) => {
