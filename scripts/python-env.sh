@@ -12,13 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 root=${PYTHON_ENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/python}
-python=${PYTHON:-$(command -v python3.11 || command -v python3 || true)}
-[ -n "$python" ] || { echo "python-env.sh: no python3.11 or python3 on PATH (set PYTHON)" >&2; exit 1; }
+python=${PYTHON:-$(command -v python3.11 || ls -d "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/3.11*/bin/python3.11 2>/dev/null | tail -1 || true)}
+python=${python:-$(command -v python3 || true)}
+[ -n "$python" ] || { echo "python-env.sh: no python3.11 or python3 found (set PYTHON)" >&2; exit 1; }
 version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-libdir=$("$python" -c 'import sysconfig as s; print(s.get_config_var("LIBDIR") or "")')
-ldlib=$("$python" -c 'import sysconfig as s; print(s.get_config_var("LDLIBRARY") or "")')
-if [ ! -e "$libdir/${ldlib%.a}.so" ] && ! ls "$libdir"/libpython"$version".so* >/dev/null 2>&1; then
-  echo "python-env.sh: $python has no shared libpython$version in $libdir, which tritonserver's python backend needs" >&2
+libpython=$("$python" -c 'import os, sysconfig as s; print(os.path.join(s.get_config_var("LIBDIR") or "", s.get_config_var("INSTSONAME") or ""))')
+if [ ! -f "$libpython" ] || [[ "$libpython" != *.so* ]]; then
+  echo "python-env.sh: $python ($version) has no shared libpython ($libpython), which tritonserver's python backend loads; use a build with --enable-shared (set PYTHON)" >&2
   exit 1
 fi
 key=$( (cat scripts/python-requirements.txt; echo "$version") | sha256sum | cut -c1-16)
@@ -37,8 +37,6 @@ if [ ! -f "$env_dir/.complete" ]; then
     echo "python-env.sh: creating $env_dir with $python ($version); this takes about a minute once" >&2
     "$python" -m venv "$env_dir"
     "$env_dir/bin/pip" install --quiet --disable-pip-version-check --no-input -r scripts/python-requirements.txt >&2
-    # tritonserver and its python backend stub find libpython through this.
-    echo "$libdir" > "$env_dir/libpython-dir"
     touch "$env_dir/.complete"
     echo "python-env.sh: built in $(( $(date +%s) - started ))s, $(du -sh "$env_dir" | cut -f1)" >&2
   fi

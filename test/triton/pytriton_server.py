@@ -56,7 +56,9 @@ def main():
     args = parser.parse_args()
 
     # tritonserver and the python backend stub load the interpreter's shared libpython.
-    libdir = os.path.join(sys.base_prefix, "lib")
+    import sysconfig
+
+    libdir = sysconfig.get_config_var("LIBDIR") or os.path.join(sys.base_prefix, "lib")
     os.environ["LD_LIBRARY_PATH"] = ":".join(p for p in [libdir, os.environ.get("LD_LIBRARY_PATH", "")] if p)
 
     import numpy as np
