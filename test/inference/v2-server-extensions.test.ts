@@ -108,11 +108,17 @@ describe('v2 server: Triton extensions and streaming', () => {
     assert.equal((await call<{ ready: boolean }>(client, 'ModelReady', { name: MODEL })).ready, false);
     assert.deepEqual((await index()).models.map((m) => [m.name, m.state]), [[MODEL, 'UNAVAILABLE']]);
     assert.deepEqual((await call<{ models: unknown[] }>(client, 'RepositoryIndex', { ready: true })).models, []);
-    assert.equal((await fetch(`http://127.0.0.1:${server.httpPort}/v2/models/${MODEL}/ready`)).status, 503);
+    const notReady = await fetch(`http://127.0.0.1:${server.httpPort}/v2/models/${MODEL}/ready`);
+    assert.equal(notReady.status, 400);
+    assert.deepEqual(await notReady.json(), { error: 'Model version not ready' });
+    // Strict readiness, as Triton: a model of the server that is not available makes the server not ready.
+    assert.equal((await call<{ ready: boolean }>(client, 'ServerReady', {})).ready, false);
+    assert.equal((await fetch(`http://127.0.0.1:${server.httpPort}/v2/health/ready`)).status, 400);
 
     await rejectsStatus(call(client, 'RepositoryModelLoad', { model_name: 'no_such_model' }), grpc.status.INTERNAL, "failed to load 'no_such_model', failed to poll from model repository");
     await call(client, 'RepositoryModelLoad', { model_name: MODEL });
     assert.equal((await call<{ ready: boolean }>(client, 'ModelReady', { name: MODEL })).ready, true);
+    assert.equal((await call<{ ready: boolean }>(client, 'ServerReady', {})).ready, true);
     const again = await call<ModelInferResponse>(client, 'ModelInfer', request(1));
     assert.ok(again.raw_output_contents[0]!.equals(expected.raw_output_contents[0]!), 'the reloaded model gives the same bytes');
   });

@@ -202,7 +202,7 @@ describe('local v2 inference server', () => {
     assert.equal((await fetch(`${base}/v2/health/live`)).status, 200);
     assert.equal((await fetch(`${base}/v2/health/ready`)).status, 200);
     assert.equal((await fetch(`${base}/v2/models/${MODEL}/ready`)).status, 200);
-    assert.equal((await fetch(`${base}/v2/models/no-such-model/ready`)).status, 503);
+    assert.equal((await fetch(`${base}/v2/models/no-such-model/ready`)).status, 400);
     const unknown = await fetch(`${base}/v2/models/no-such-model`);
     assert.equal(unknown.status, 404);
     assert.match(((await unknown.json()) as { error: string }).error, /unknown model/);

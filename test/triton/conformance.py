@@ -164,6 +164,7 @@ def repository_calls(rec, url, model, image):
     rec.call(p, "unload_model unknown model", lambda: client.unload_model("no_such_model"))
     rec.call(p, "unload_model", lambda: client.unload_model(model))
     rec.call(p, "is_model_ready after unload", lambda: client.is_model_ready(model))
+    rec.call(p, "is_server_ready after unload", client.is_server_ready)
     rec.call(p, "infer after unload", lambda: infer(), out)
     rec.call(p, "get_model_metadata after unload", lambda: client.get_model_metadata(model))
     rec.call(p, "get_inference_statistics after unload", lambda: client.get_inference_statistics(model))

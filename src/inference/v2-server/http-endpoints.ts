@@ -48,7 +48,8 @@ export async function handleHttp(state: ServerState, req: http.IncomingMessage, 
     }
     if (p === '/v2') return send(res, 200, state.metadata());
     if (p === '/v2/health/live') return send(res, state.live() ? 200 : 503);
-    if (p === '/v2/health/ready') return send(res, state.ready() ? 200 : 503);
+    // Not ready is 400 on Triton (not 503); probes treat both as failure.
+    if (p === '/v2/health/ready') return send(res, state.ready() ? 200 : 400);
     if (p === '/v2/models/stats') return send(res, 200, { model_stats: statisticsOf(state, '', '') });
     const match = MODEL_PATH.exec(p);
     if (!match || match[3] === '/infer') return send(res, 404, { error: `no such endpoint: ${p}` });
@@ -57,7 +58,7 @@ export async function handleHttp(state: ServerState, req: http.IncomingMessage, 
     if (what === '/ready') {
       const model = state.model(name);
       const ok = state.ready() && !!model && model.isReady() && (version === '' || version === model.version);
-      return send(res, ok ? 200 : 503);
+      return ok ? send(res, 200) : send(res, 400, { error: 'Model version not ready' });
     }
     if (what === '/stats') return send(res, 200, { model_stats: statisticsOf(state, name, version) });
     const m = findModel(state, name, version);

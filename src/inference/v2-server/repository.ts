@@ -45,6 +45,11 @@ export class ModelRegistry {
     return [...this.loaded.values()];
   }
 
+  /** Triton's strict readiness: every model the server knows is loaded and ready (an unloaded one counts against it). */
+  allReady(): boolean {
+    return [...this.states.values()].every((s) => s.state === 'READY') && this.all().every((m) => m.isReady());
+  }
+
   /** True for a model the server knows (loaded once, unloaded or failed) but does not serve now. */
   isKnownButNotLoaded(name: string): boolean {
     return !this.loaded.has(name) && this.states.has(name);

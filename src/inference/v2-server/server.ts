@@ -77,7 +77,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
 
   const state: ServerState = {
     live: () => live,
-    ready: () => accepting && registry.all().every((m) => m.isReady()),
+    ready: () => accepting && registry.allReady(),
     model: (name) => registry.get(name),
     models: () => registry.all(),
     isKnownButNotLoaded: (name) => registry.isKnownButNotLoaded(name),
