@@ -8,6 +8,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
@@ -161,5 +163,37 @@ describe('v2 server: Triton extensions and streaming', () => {
     assert.equal(meta2.name, 'recog-inference-server');
     const idx = (await (await fetch(`${base}/v2/repository/index`, { method: 'POST', body: '{}' })).json()) as Array<{ name: string; state: string }>;
     assert.deepEqual(idx.map((m) => [m.name, m.state]), [[MODEL, 'READY']]);
+  });
+
+  test('two models: unloading one leaves the other ready and serving; the server is not ready until it is back', async () => {
+    const repo = await mkdtemp(path.join(os.tmpdir(), 'v2-two-'));
+    const source = path.join(REPO_ROOT, 'model-repository', MODEL);
+    const config = await readFile(path.join(source, 'config.pbtxt'), 'utf8');
+    for (const name of [MODEL, 'other']) {
+      await mkdir(path.join(repo, name, '1'), { recursive: true });
+      await writeFile(path.join(repo, name, 'config.pbtxt'), config.replace(`name: "${MODEL}"`, `name: "${name}"`));
+      await symlink(path.join(source, '1', 'model.onnx'), path.join(repo, name, '1', 'model.onnx'));
+    }
+    const two = await startV2Server({
+      modelRepository: repo,
+      host: '127.0.0.1',
+      grpcPort: 0,
+      httpPort: null,
+      createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
+    });
+    const c = new (inferenceService())(two.grpcAddress, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1 }) as unknown as Raw;
+    try {
+      await call(c, 'RepositoryModelUnload', { model_name: 'other' });
+      assert.equal((await call<{ ready: boolean }>(c, 'ModelReady', { name: MODEL })).ready, true);
+      assert.equal((await call<{ ready: boolean }>(c, 'ServerReady', {})).ready, false);
+      const out = await call<ModelInferResponse>(c, 'ModelInfer', request(1));
+      assert.deepEqual(out.outputs[0]!.shape.map(Number), [1, 100, 6]);
+      await call(c, 'RepositoryModelLoad', { model_name: 'other' });
+      assert.equal((await call<{ ready: boolean }>(c, 'ServerReady', {})).ready, true);
+    } finally {
+      c.close();
+      await two.close({ graceMs: 1_000 });
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 });

@@ -17,7 +17,10 @@ import type { ServedModel } from './served-model.js';
 
 export interface ServerState {
   live(): boolean;
+  /** Strict readiness (Triton's): serving, and every model the server knows is loaded and ready. */
   ready(): boolean;
+  /** Taking requests: false once shutdown began. A model's own readiness needs this and the model's. */
+  serving(): boolean;
   model(name: string): ServedModel | undefined;
   models(): ServedModel[];
   /** A model of the repository the server knows but does not serve now (unloaded, failed). */
@@ -147,7 +150,7 @@ export function inferenceHandlers(state: ServerState): grpc.UntypedServiceImplem
     // An unknown model is "not ready", not an error: readiness probes only want a yes or no.
     ModelReady: unary((r: { name: string; version: string }) => {
       const m = state.model(r.name);
-      return { ready: state.ready() && !!m && m.isReady() && (r.version === '' || r.version === m.version) };
+      return { ready: state.serving() && !!m && m.isReady() && (r.version === '' || r.version === m.version) };
     }),
     ModelMetadata: unary((r: { name: string; version: string }) => findModel(state, r.name, r.version).metadata()),
     ModelConfig: unary((r: { name: string; version: string }) => ({ config: findModel(state, r.name, r.version).modelConfig() })),

@@ -57,7 +57,7 @@ export async function handleHttp(state: ServerState, req: http.IncomingMessage, 
     const what = match[3];
     if (what === '/ready') {
       const model = state.model(name);
-      const ok = state.ready() && !!model && model.isReady() && (version === '' || version === model.version);
+      const ok = state.serving() && !!model && model.isReady() && (version === '' || version === model.version);
       return ok ? send(res, 200) : send(res, 400, { error: 'Model version not ready' });
     }
     if (what === '/stats') return send(res, 200, { model_stats: statisticsOf(state, name, version) });

@@ -78,6 +78,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
   const state: ServerState = {
     live: () => live,
     ready: () => accepting && registry.allReady(),
+    serving: () => accepting,
     model: (name) => registry.get(name),
     models: () => registry.all(),
     isKnownButNotLoaded: (name) => registry.isKnownButNotLoaded(name),
