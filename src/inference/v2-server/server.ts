@@ -18,6 +18,7 @@ import { handleHttp } from './http-endpoints.js';
 import { discoverModels, type RepositoryModel } from './model-repository.js';
 import { ModelRegistry } from './repository.js';
 import { ServedModel } from './served-model.js';
+import { withTimeout } from '../../deadline.js';
 
 /** The Triton extensions this server implements (ServerMetadata.extensions). */
 const EXTENSIONS = ['model_configuration', 'model_repository', 'statistics', 'binary_tensor_data'];
@@ -149,8 +150,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
       // tryShutdown refuses new calls and waits for those in flight, whose batches go out now.
       for (const m of registry.all()) m.batcher.flush();
       const drained = new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
-      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
-      if ((await Promise.race([drained, timer])) === 'timeout') {
+      if ((await withTimeout(drained, graceMs, () => 'timeout' as const)) === 'timeout') {
         log(`shutdown: calls still running after ${graceMs} ms, cutting them`);
         grpcServer.forceShutdown();
         for (const m of registry.all()) m.batcher.abortQueued('the server stopped');
