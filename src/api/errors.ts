@@ -26,6 +26,7 @@ export const ERROR_CATALOGUE = {
   INVALID_RATING: { status: 400, error: 'invalid_rating', message: 'rating must be -1 (bad), 0 (neutral) or 1 (good)' },
   // console API (src/console): session-authenticated, never with an x-api-key
   VALIDATION_FAILED: { status: 400, error: 'Bad Request', message: 'The request is invalid' },
+  MALFORMED_REQUEST: { status: 400, error: 'Bad Request', message: 'The HTTP request is malformed' },
   // 401
   MISSING_API_KEY: { status: 401, error: 'unauthorized', message: 'Missing API key: send it in the x-api-key header' },
   INVALID_API_KEY: { status: 401, error: 'unauthorized', message: 'Invalid API key' },
@@ -49,8 +50,11 @@ export const ERROR_CATALOGUE = {
   IMAGE_NOT_FOUND: { status: 404, error: 'not_found', message: 'Image not found' },
   NOT_FOUND: { status: 404, error: 'not_found', message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, error: 'not_found', message: 'No such endpoint' },
+  // 405
+  METHOD_NOT_ALLOWED: { status: 405, error: 'Method Not Allowed', message: 'This method is not allowed on this endpoint' },
   // 408
   PROCESSING_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'Processing timed out' },
+  CLIENT_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'The request was not received in time' },
   // 409, 422: idempotency
   REQUEST_IN_PROGRESS: { status: 409, error: 'request_in_progress', message: 'A request with this external_id is still processing; retry later' },
   CONFLICT: { status: 409, error: 'conflict', message: 'The change conflicts with the current state' },
@@ -61,6 +65,8 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' },
   MONTHLY_QUOTA_EXCEEDED: { status: 429, error: 'Too Many Requests', message: 'Monthly quota exceeded' },
   LOGIN_THROTTLED: { status: 429, error: 'Too Many Requests', message: 'Too many failed sign-ins; wait and try again' },
+  // 431
+  HEADERS_TOO_LARGE: { status: 431, error: 'Request Header Fields Too Large', message: 'The request headers are too large' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },
