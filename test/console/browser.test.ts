@@ -3,7 +3,7 @@
  * browser download) against a real service on 127.0.0.1 (real PostgreSQL, the embedded
  * ONNX model). Signs in, creates a key and sees it once, calls the API with it, sees usage
  * and the request with its boxes, suspends it (API 403), revokes it after typing its name,
- * signs out. Screenshots of each page go to docs/console/ (shown in docs/console.md).
+ * signs out. Screenshots of each page: docs/console/ with UPDATE_SCREENSHOTS=1.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -21,7 +21,9 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/console.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(REPO_ROOT, 'docs/console');
+// Screenshots go to docs/console (shown in docs/console.md) with UPDATE_SCREENSHOTS=1, else
+// to a temporary folder, so a plain test run leaves the work tree as it was.
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs/console') : path.join(os.tmpdir(), 'recog-console-screenshots');
 const missing = !existsSync(CHROMIUM);
 if (missing && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
 
