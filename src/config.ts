@@ -48,6 +48,12 @@ export interface Config {
 
   metricsPort?: number;
   shutdownTimeoutMs: number;
+
+  /** The web console and its API under /console (src/console). */
+  consoleEnabled: boolean;
+  consoleAccessTtlSeconds: number;
+  /** Absolute lifetime of a console session (its rotating refresh tokens). */
+  consoleRefreshTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -176,6 +182,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
     metricsPort: r.optional('METRICS_PORT') === undefined ? undefined : r.int('METRICS_PORT', 9464, 1, 65535),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+
+    consoleEnabled: r.oneOf('CONSOLE_ENABLED', 'true', ['true', 'false']) === 'true',
+    consoleAccessTtlSeconds: r.int('CONSOLE_ACCESS_TTL_SECONDS', 15 * 60, 1, 24 * 3600),
+    consoleRefreshTtlSeconds: r.int('CONSOLE_SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
   };
   if (r.problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${r.problems.join('\n  - ')}`);
