@@ -70,7 +70,7 @@ test('login reads the password from stdin and keeps the tokens 0600; a wrong pas
   assert.equal((await stat(credentialsFile())).mode & 0o777, 0o600);
   const who = await run(['whoami']);
   assert.equal(who.code, 0, who.stderr);
-  assert.match(who.stdout, /dana@example\.com/);
+  assert.match(who.stdout, /dana@example\.com/i);
   assert.match(who.stdout, new RegExp(`${org.orgName}\\s+owner`));
 });
 
