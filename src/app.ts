@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
 import { registerOpenApi } from './api/openapi.js';
+import { installConnectionLimits, serverTimeoutOptions } from './api/connection-limits.js';
 import { installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimitBytes,
+    ...serverTimeoutOptions(config),
     // src/telemetry writes one line per request (with trace id, key prefix, route) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => randomUUID(),
@@ -88,6 +90,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // the SERVER span, one log line per request, GET /metrics.
   const metrics = deps.metrics ?? new Metrics();
   await app.register(telemetryPlugin, { metrics });
+
+  installConnectionLimits(app, config);
 
   let draining = false;
   app.addHook('preClose', async () => {

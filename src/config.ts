@@ -48,6 +48,26 @@ export interface Config {
 
   metricsPort?: number;
   shutdownTimeoutMs: number;
+
+  /** Time a client has to send its request headers (Node's headersTimeout). */
+  httpHeadersTimeoutMs: number;
+  /** Time a client has to send its whole request, headers and body (Node's requestTimeout). */
+  httpRequestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open; keep it above the load balancer's. */
+  httpKeepAliveTimeoutMs: number;
+  /** Inactivity on a connection before it is closed; above the sync limit (no bytes flow while a request is processed). */
+  httpSocketTimeoutMs: number;
+  /** Open connections the server accepts at once; more are closed on arrival. */
+  httpMaxConnections: number;
+  /** Requests one client address may have in flight; more get 429. 0: no cap. */
+  httpMaxInFlightPerClient: number;
+  /** Fastify's trustProxy: false, a hop count, or addresses/CIDRs of trusted proxies. */
+  trustProxy: boolean | number | string;
+
+  /** Images decoded and inferred at once (each holds up to imageMaxPixels in memory). */
+  detectConcurrency: number;
+  /** Images waiting for a decode/inference slot; when full, new work gets 503. */
+  detectQueueLength: number;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +145,19 @@ class Reader {
   }
 }
 
+/** TRUST_PROXY: unset/false, true, a hop count, or a comma-separated list of addresses/CIDRs. */
+function trustProxyFrom(r: Reader): boolean | number | string {
+  const raw = r.optional('TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const a of list) {
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a)) r.problems.push(`TRUST_PROXY: "${a}" is not an address or CIDR (or use true, false, or a hop count)`);
+  }
+  return list.join(',');
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const MB = 1024 * 1024;
 
@@ -176,7 +209,26 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
     metricsPort: r.optional('METRICS_PORT') === undefined ? undefined : r.int('METRICS_PORT', 9464, 1, 65535),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+
+    httpHeadersTimeoutMs: r.int('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    httpRequestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    httpKeepAliveTimeoutMs: r.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
+    httpSocketTimeoutMs: 0, // below: its default follows SYNC_TIMEOUT_MS
+    httpMaxConnections: r.int('HTTP_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+    httpMaxInFlightPerClient: r.int('HTTP_MAX_IN_FLIGHT_PER_CLIENT', 32, 0, 1_000_000),
+    trustProxy: trustProxyFrom(r),
+
+    detectConcurrency: r.int('DETECT_CONCURRENCY', os.availableParallelism(), 1, 256),
+    detectQueueLength: r.int('DETECT_QUEUE_LENGTH', Math.max(8, 4 * os.availableParallelism()), 0, 100_000),
   };
+  // No bytes flow while a request is processed, so the inactivity cut must wait past the sync limit.
+  config.httpSocketTimeoutMs = r.int('HTTP_SOCKET_TIMEOUT_MS', config.syncTimeoutMs + 30_000, 1000, 3_600_000);
+  if (config.httpSocketTimeoutMs <= config.syncTimeoutMs) {
+    r.problems.push(`HTTP_SOCKET_TIMEOUT_MS (${config.httpSocketTimeoutMs}) must be above SYNC_TIMEOUT_MS (${config.syncTimeoutMs})`);
+  }
+  if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    r.problems.push(`HTTP_HEADERS_TIMEOUT_MS (${config.httpHeadersTimeoutMs}) must not be above HTTP_REQUEST_TIMEOUT_MS (${config.httpRequestTimeoutMs})`);
+  }
   if (r.problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${r.problems.join('\n  - ')}`);
   }

@@ -51,10 +51,13 @@ export const ERROR_CATALOGUE = {
   // 429
   RATE_LIMITED: { status: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' },
   MONTHLY_QUOTA_EXCEEDED: { status: 429, error: 'Too Many Requests', message: 'Monthly quota exceeded' },
+  TOO_MANY_IN_FLIGHT: { status: 429, error: 'Too Many Requests', message: 'Too many requests in flight from this client address' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },
   NOT_READY: { status: 503, error: 'Service Unavailable', message: 'A dependency of the service is not ready' },
+  DATABASE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry shortly' },
+  SERVICE_OVERLOADED: { status: 503, error: 'Service Unavailable', message: 'The service is at capacity; retry shortly' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
