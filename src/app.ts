@@ -26,6 +26,7 @@ import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentKne
 import { Metrics } from './telemetry/metrics.js';
 import { createLimits } from './limits/index.js';
 import type { ObjectDetector } from './recognition/detection.js';
+import { CapacityGate, gateDetector } from './recognition/capacity.js';
 import { RecognitionService } from './recognition/service.js';
 import { pingDb } from './store/db.js';
 import { PgFeedbackRepository } from './store/feedback.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   instanceId?: string;
   /** Prometheus metrics, served at /metrics (default: a fresh registry). */
   metrics?: Metrics;
+  /** Admission to decode/inference (default: from config.detectConcurrency and detectQueueLength). */
+  detectGate?: CapacityGate;
 }
 
 export interface BuildAppOptions {
@@ -109,12 +112,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     if (draining) void reply.header('Connection', 'close');
   });
 
+  const detectGate = deps.detectGate ?? new CapacityGate(config.detectConcurrency, config.detectQueueLength);
+  app.decorate('detectGate', detectGate);
   const requests = new PgRequestRepository(db, instanceId);
   const service = new RecognitionService({
     observer: { recognition: (outcome, mode) => metrics.countRecognition(outcome, mode), batchSize: (n) => metrics.observeBatchSize(n) },
     requests,
     feedback: new PgFeedbackRepository(db),
-    detector: deps.detector,
+    detector: gateDetector(deps.detector, detectGate),
     fetcher: deps.fetcher,
     decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
     imageStore: deps.imageStore,
@@ -169,6 +174,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 declare module 'fastify' {
   interface FastifyInstance {
     recognition: RecognitionService;
+    detectGate: CapacityGate;
   }
 }
 

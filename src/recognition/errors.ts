@@ -13,7 +13,8 @@ export type RejectionCode =
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'PROCESSING_TIMEOUT'
   | 'REQUEST_NOT_FOUND'
-  | 'REQUEST_FORBIDDEN';
+  | 'REQUEST_FORBIDDEN'
+  | 'SERVICE_OVERLOADED';
 
 export class RecognitionRejected extends Error {
   override readonly name = 'RecognitionRejected';

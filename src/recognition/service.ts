@@ -9,6 +9,7 @@ import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from '../i
 import { InferenceError } from '../inference/backend.js';
 import type { KeyLimits, Limits } from '../limits/types.js';
 import type { Detection, ObjectDetector } from './detection.js';
+import { CapacityExceeded } from './capacity.js';
 import { RecognitionRejected, type RejectionCode } from './errors.js';
 import type { FeedbackRepository, NewRequest, RequestRecord, RequestRepository } from './ports.js';
 import { failedBeforeProcessing, toBatchEntry, toCVResult, type BatchCVResult, type BatchImageResult, type CVResult } from './views.js';
@@ -61,7 +62,7 @@ type Source = { kind: 'url'; url: string } | { kind: 'base64'; image: IntakeImag
 type Outcome =
   | { kind: 'finished'; record: RequestRecord }
   /** Refused before processing (400-class); its record was removed and its charge is to be given back. */
-  | { kind: 'refused'; code: RejectionCode; message: string }
+  | { kind: 'refused'; code: RejectionCode; message: string; retryAfterSeconds?: number }
   | { kind: 'timeout'; record: RequestRecord | null }
   | { kind: 'internal'; error: unknown; record: RequestRecord | null };
 
@@ -143,7 +144,7 @@ export class RecognitionService {
         return { result: this.view(outcome.record), replayed: false };
       case 'refused':
         await this.giveBack(caller, 1, period);
-        throw new RecognitionRejected(outcome.code, outcome.message);
+        throw new RecognitionRejected(outcome.code, outcome.message, outcome.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: outcome.retryAfterSeconds });
       case 'timeout':
         throw new RecognitionRejected('PROCESSING_TIMEOUT', `Processing timed out after ${this.deps.settings.syncTimeoutMs} ms`, { externalId: input.externalId });
       case 'internal':
@@ -205,7 +206,7 @@ export class RecognitionService {
           break;
         case 'refused':
           refunds++;
-          entries[index] = failedBeforeProcessing(url, outcome.message);
+          entries[index] = outcome.code === 'SERVICE_OVERLOADED' ? { ...failedBeforeProcessing(url, outcome.message), response_code: 503 } : failedBeforeProcessing(url, outcome.message);
           break;
         case 'timeout':
           entries[index] = outcome.record ? toBatchEntry(url, outcome.record) : { ...failedBeforeProcessing(url, TIMEOUT_MESSAGE), request_id: record.id, response_code: 408 };
@@ -353,6 +354,12 @@ export class RecognitionService {
       await this.deps.requests.finishDone(record.id, { results, model: out.model, processingTimeMs: Date.now() - t0 });
     } catch (err) {
       if (signal.aborted) return { kind: 'timeout', record: null };
+      if (err instanceof CapacityExceeded) {
+        // Refused before decoding: nothing processed, nothing kept, the charge given back.
+        await this.deps.requests.discard(record.id);
+        await this.deps.imageStore.delete(record.id).catch(() => {});
+        return { kind: 'refused', code: 'SERVICE_OVERLOADED', message: 'The service is at capacity; retry shortly', retryAfterSeconds: err.retryAfterSeconds };
+      }
       if (err instanceof ImageError) {
         // A refused address (after DNS) and an image over the pixel limit are the client's fault:
         // 400, no record, charge given back. Everything else is a processing ERROR.
