@@ -67,10 +67,18 @@ export function instanceIdFor(config: Pick<Config, 'port'>, hostname = os.hostna
   return config.port === 0 ? `${hostname}:0:${randomBytes(6).toString('hex')}` : `${hostname}:${config.port}`;
 }
 
-/** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
+/**
+ * No request runs past its deadline (sync limit) while its process lives: at the deadline the
+ * process ends it itself. The margin covers that last write and its retries (db-faults.ts);
+ * past it, nobody will finish the request.
+ */
+export const ABANDON_MARGIN_MS = 10_000;
 export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
-  return config.syncTimeoutMs + 60_000;
+  return config.syncTimeoutMs + ABANDON_MARGIN_MS;
 }
+
+/** How often the sweep runs: the longest a request can stay unfinished is abandonedAfterMs plus this. */
+export const SWEEP_INTERVAL_MS = 5_000;
 
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -158,7 +166,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       const previous = await failAbandonedRequests(db, 0, instanceId);
       if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
       await sweep();
-      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? 30_000);
+      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
       timer.unref();
     });
     app.addHook('onClose', async () => clearInterval(timer));

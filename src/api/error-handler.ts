@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { RecognitionRejected } from '../recognition/errors.js';
+import { transientDbFault } from '../store/db-faults.js';
 import { ApiError } from './errors.js';
 
 declare module 'fastify' {
@@ -20,6 +21,9 @@ function routeInvalid(request: FastifyRequest, input: unknown, fallback: string)
   const map = request.routeOptions.config.invalid;
   return map ? map(input) : new ApiError('INVALID_PARAMETERS', fallback);
 }
+
+/** What a 503 DATABASE_UNAVAILABLE tells the client to wait: about a PostgreSQL restart. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 export function toApiError(err: FastifyError | Error, request: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
@@ -44,6 +48,8 @@ export function toApiError(err: FastifyError | Error, request: FastifyRequest): 
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('INVALID_PARAMETERS', 'The request body is not valid JSON');
   }
+  // The database restarting or unreachable is a temporary condition, not a bug: 503, retry.
+  if (transientDbFault(err) !== null) return new ApiError('DATABASE_UNAVAILABLE', undefined, {}, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError('INVALID_PARAMETERS', fe.message);
   }
@@ -53,7 +59,8 @@ export function toApiError(err: FastifyError | Error, request: FastifyRequest): 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiErr = toApiError(err, request);
-    if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
+    if (apiErr.code === 'DATABASE_UNAVAILABLE') request.log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database unavailable');
+    else if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ error_code: apiErr.code }, 'request refused');
     void reply.code(apiErr.status).headers(apiErr.headers).send(apiErr.body());
   });

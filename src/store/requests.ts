@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Detection } from '../recognition/detection.js';
 import type { ClaimResult, NewRequest, RequestRecord, RequestRepository } from '../recognition/ports.js';
+import { withDbRetry } from './db-faults.js';
 
 interface Row {
   id: string;
@@ -70,7 +71,14 @@ export class PgRequestRepository implements RequestRepository {
     private readonly instanceId: string,
   ) {}
 
+  // Transient database faults are retried where a retry cannot do harm (see db-faults.ts):
+  // reads and idempotent writes always, other writes only when the statement did not apply.
+
   async claimSync(n: NewRequest): Promise<ClaimResult> {
+    return withDbRetry(() => this.claimSyncOnce(n), { kind: 'write' });
+  }
+
+  private async claimSyncOnce(n: NewRequest): Promise<ClaimResult> {
     // The partial unique index requests_idempotency_idx arbitrates: concurrent inserts for the
     // same (key, external_id) wait on each other and exactly one row survives.
     const inserted = (await this.db.raw(
@@ -90,20 +98,17 @@ export class PgRequestRepository implements RequestRepository {
 
   async createQueued(list: NewRequest[]): Promise<RequestRecord[]> {
     if (list.length === 0) return [];
-    const rows = (await this.db('requests')
-      .insert(list.map((n) => toRow(n, this.instanceId)))
-      .returning('*')) as Row[];
+    const rows = (await withDbRetry(() => this.db('requests').insert(list.map((n) => toRow(n, this.instanceId))).returning('*'), { kind: 'write' })) as Row[];
     return rows.map(toRecord);
   }
 
   async markImageStored(id: string): Promise<void> {
-    await this.db('requests').where({ id }).update({ image_stored: true });
+    // Setting a flag is idempotent: safe to repeat whatever happened to the first try.
+    await withDbRetry(() => this.db('requests').where({ id }).update({ image_stored: true }), { kind: 'read' });
   }
 
   async markProcessing(id: string): Promise<boolean> {
-    const n = await this.db('requests')
-      .where({ id, status: 'QUEUED' })
-      .update({ status: 'PROCESSING', started_at: this.db.fn.now() });
+    const n = await withDbRetry(() => this.db('requests').where({ id, status: 'QUEUED' }).update({ status: 'PROCESSING', started_at: this.db.fn.now() }), { kind: 'write' });
     return n === 1;
   }
 
@@ -144,15 +149,17 @@ export class PgRequestRepository implements RequestRepository {
   }
 
   async findById(id: string): Promise<RequestRecord | null> {
-    const row = await this.db<Row>('requests').where({ id }).first();
+    const row = await withDbRetry(() => this.db<Row>('requests').where({ id }).first(), { kind: 'read' });
     return row ? toRecord(row) : null;
   }
 }
 
 /**
  * Ends requests nobody will finish: those QUEUED/PROCESSING for longer than any request can
- * legitimately run (`olderThanMs`, the sync deadline plus a margin), whichever replica started
- * them. Run at start and periodically, so a crash never leaves one PROCESSING forever.
+ * legitimately run (`olderThanMs`, the sync deadline plus a small margin), whichever replica
+ * started them. Run at start and every few seconds, so a crash or a lost database never
+ * leaves one PROCESSING past that bound. The sweep cannot tell why the outcome was never
+ * recorded, and its message says only what is known.
  */
 export async function failAbandonedRequests(db: Knex, olderThanMs: number, ofInstance?: string): Promise<number> {
   const q = db('requests').whereIn('status', UNFINISHED);
@@ -160,11 +167,14 @@ export async function failAbandonedRequests(db: Knex, olderThanMs: number, ofIns
   if (ofInstance !== undefined) q.where({ instance_id: ofInstance });
   else q.where('created_at', '<', db.raw(`now() - make_interval(secs => ?)`, [olderThanMs / 1000]));
   return q.update({
-      status: 'ERROR',
-      error: 'request abandoned: the service stopped before it finished',
-      response_code: 500,
-      finished_at: db.fn.now(),
-    });
+    status: 'ERROR',
+    error:
+      ofInstance !== undefined
+        ? 'request interrupted: the service restarted before it finished'
+        : 'request not finished within the time limit: its outcome was never recorded (the service stopped or lost its database)',
+    response_code: 500,
+    finished_at: db.fn.now(),
+  });
 }
 
 /** Ends this process's unfinished requests (graceful shutdown, after the drain bound). */
