@@ -62,7 +62,7 @@ test('a restart under the same instance id ends that instance\'s unfinished requ
   try {
     const row = await t.db('requests').where({ id: mine.id }).first();
     assert.equal(row.status, 'ERROR');
-    assert.match(row.error, /not finished within the time limit/);
+    assert.match(row.error, /interrupted: the service restarted/);
     assert.equal((await t.db('requests').where({ id: theirs.id }).first()).status, 'QUEUED', 'another live replica\'s work is untouched');
   } finally {
     await app.close();
