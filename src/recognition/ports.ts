@@ -54,6 +54,8 @@ export interface RequestRepository {
   claimSync(request: NewRequest): Promise<ClaimResult>;
   createQueued(requests: NewRequest[]): Promise<RequestRecord[]>;
   markImageStored(id: string): Promise<void>;
+  /** Records that the request's unit was charged in `month` (so a later refund knows where to give it back). */
+  markCharged(id: string, month: string): Promise<void>;
   /** QUEUED → PROCESSING; false when the request already ended (e.g. timed out). */
   markProcessing(id: string): Promise<boolean>;
   /** Ends an unfinished request DONE; false when it had already ended. */
@@ -68,7 +70,7 @@ export interface RequestRepository {
    * The client was told the request failed although it may have ended DONE (the answer could
    * not be confirmed): ends it ERROR whatever its state but ERROR, and refunds it, exactly once.
    */
-  failUndelivered(id: string, error: string): Promise<boolean>;
+  failUndelivered(id: string, error: string, responseCode: number): Promise<boolean>;
   /** Removes an unfinished request that was refused before processing (nothing half-written stays). */
   discard(id: string): Promise<boolean>;
   findById(id: string): Promise<RequestRecord | null>;

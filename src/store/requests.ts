@@ -146,6 +146,11 @@ export class PgRequestRepository implements RequestRepository {
     await withDbRetry(() => this.db('requests').where({ id }).update({ image_stored: true }), { kind: 'read' });
   }
 
+  async markCharged(id: string, month: string): Promise<void> {
+    // Idempotent: safe to repeat whatever happened to the first try.
+    await withDbRetry(() => this.db('requests').where({ id }).update({ charge_month: month }), { kind: 'read' });
+  }
+
   async markProcessing(id: string): Promise<boolean> {
     const n = await withDbRetry(() => this.db('requests').where({ id, status: 'QUEUED' }).update({ status: 'PROCESSING', started_at: this.db.fn.now() }), { kind: 'write' });
     return n === 1;
@@ -177,9 +182,9 @@ export class PgRequestRepository implements RequestRepository {
     return ended === 1;
   }
 
-  async failUndelivered(id: string, error: string): Promise<boolean> {
+  async failUndelivered(id: string, error: string, responseCode: number): Promise<boolean> {
     const { ended } = await withDbRetry(
-      () => endRequests(this.db, { sql: `id = ? AND status <> 'ERROR'`, bindings: [id] }, { error, responseCode: 503, refund: true }),
+      () => endRequests(this.db, { sql: `id = ? AND status <> 'ERROR'`, bindings: [id] }, { error, responseCode, refund: true }),
       { kind: 'read' },
     );
     return ended === 1;

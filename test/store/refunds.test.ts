@@ -40,7 +40,7 @@ test('finishError with refund gives back once; without refund keeps the charge',
   assert.equal(await repo.finishError(ids[0], { error: 'inference failed', responseCode: 503, refund: true }), true);
   assert.deepEqual(await state(), { used: 2, balance: 8 });
   assert.equal(await repo.finishError(ids[0], { error: 'again', responseCode: 503, refund: true }), false);
-  assert.equal(await repo.failUndelivered(ids[0], 'again'), false, 'an ERROR request is not ended twice');
+  assert.equal(await repo.failUndelivered(ids[0], 'again', 500), false, 'an ERROR request is not ended twice');
   assert.deepEqual(await state(), { used: 2, balance: 8 });
   // A download that failed is the client's image: processed, charged.
   assert.equal(await repo.finishError(ids[1], { error: 'download failed: HTTP 404', responseCode: 404 }), true);
@@ -54,7 +54,7 @@ test('failUndelivered turns a DONE the client never got into ERROR, refunded exa
   const { repo, ids, state } = await charged(1, 5);
   await repo.markProcessing(ids[0]);
   await repo.finishDone(ids[0], { results: [], model: { name: 'm', version: '1' }, processingTimeMs: 5 });
-  const attempts = await Promise.all(Array.from({ length: 8 }, () => repo.failUndelivered(ids[0], 'the answer could not be confirmed')));
+  const attempts = await Promise.all(Array.from({ length: 8 }, () => repo.failUndelivered(ids[0], 'the answer could not be confirmed', 503)));
   assert.equal(attempts.filter(Boolean).length, 1);
   assert.deepEqual(await state(), { used: 0, balance: 6 });
   const row = await t.db('requests').where({ id: ids[0] }).first();

@@ -1,0 +1,175 @@
+/**
+ * The deadline pipeline: one image through fetch → store → detect → finish, against an
+ * absolute deadline. Every way out is an Outcome and the record never stays unfinished.
+ */
+import { ImageError } from '../images/errors.js';
+import type { ImageFetcher, ImageStore } from '../images/types.js';
+import { InferenceError } from '../inference/backend.js';
+import { CapacityExceeded } from './capacity.js';
+import type { Detection, ObjectDetector } from './detection.js';
+import type { RejectionCode } from './errors.js';
+import type { RequestRecord, RequestRepository } from './ports.js';
+import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
+
+export interface PipelineDeps {
+  requests: Pick<RequestRepository, 'markImageStored' | 'markProcessing' | 'finishDone' | 'finishError' | 'failUndelivered' | 'discard' | 'findById'>;
+  detector: Pick<ObjectDetector, 'detect'>;
+  fetcher: Pick<ImageFetcher, 'fetch'>;
+  imageStore: Pick<ImageStore, 'put' | 'delete'>;
+  logger: Logger;
+}
+
+/** How one image's processing ended. */
+export type Outcome =
+  | { kind: 'finished'; record: RequestRecord }
+  /** Refused before processing (400-class); its record was removed and its charge is to be given back. */
+  | { kind: 'refused'; code: RejectionCode; message: string; retryAfterSeconds?: number }
+  | { kind: 'timeout'; record: RequestRecord | null }
+  | { kind: 'internal'; error: unknown; record: RequestRecord | null };
+
+export const TIMEOUT_MESSAGE = 'processing timed out';
+
+/** How long a request the client was told failed keeps being corrected to ERROR while the database is away. */
+const COMPENSATE_FOR_MS = 10 * 60_000;
+
+export function filterByClasses(detections: Detection[], classes: string[]): Detection[] {
+  if (classes.includes('*')) return detections;
+  const allowed = new Set(classes);
+  return detections.filter((d) => allowed.has(d.label));
+}
+
+/** Reports an outcome to the metrics observer, if any. */
+export function observeOutcome(observer: RecognitionObserver | undefined, outcome: Outcome, mode: 'sync' | 'batch'): void {
+  if (!observer) return;
+  if (outcome.kind === 'finished') observer.recognition(outcome.record.status === 'DONE' ? 'DONE' : 'ERROR', mode);
+  else if (outcome.kind === 'timeout') observer.recognition('timeout', mode);
+  else if (outcome.kind === 'internal') observer.recognition('ERROR', mode);
+}
+
+export class DeadlinePipeline {
+  constructor(private readonly deps: PipelineDeps) {}
+
+  /**
+   * Processes one image against an absolute deadline. When the deadline passes first, the
+   * record ends ERROR "processing timed out" (guarded: if processing finished in the same
+   * instant, its result stands) and the work is aborted.
+   */
+  async run(caller: Caller, record: RequestRecord, source: Source, deadline: number): Promise<Outcome> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
+    });
+    const run = this.process(caller, record, source, deadline, controller.signal).catch(async (error: unknown): Promise<Outcome> => {
+      // Even recording the failure failed (the database is away): the client gets a 5xx.
+      await this.failUndelivered(record.id, 'internal error');
+      return { kind: 'internal', error, record: null };
+    });
+    try {
+      const first = await Promise.race([run, timedOut]);
+      if (first !== 'timeout' && first.kind !== 'timeout') return first;
+      controller.abort(new Error(TIMEOUT_MESSAGE));
+      // The client is told 408: the request ends ERROR and its charge is given back.
+      const ended = await this.deps.requests.finishError(record.id, {
+        error: TIMEOUT_MESSAGE,
+        responseCode: 408,
+        processingTimeMs: Date.now() - record.createdAt.getTime(),
+        refund: true,
+      });
+      if (!ended) return await run; // it finished (or was refused) in the same moment
+      void run.catch(() => {});
+      return { kind: 'timeout', record: await this.deps.requests.findById(record.id) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The client is (or will be) told this request failed: it must not stay, or end, DONE.
+   * Ends it ERROR with its charge given back; while the database is away, keeps retrying in
+   * the background (the sweep cannot correct a DONE row). Resolves after the first try.
+   */
+  async failUndelivered(requestId: string, error: string): Promise<void> {
+    const { requests, logger } = this.deps;
+    const until = Date.now() + COMPENSATE_FOR_MS;
+    const attempt = async (): Promise<boolean> =>
+      requests.failUndelivered(requestId, error, 500).then(
+        () => true,
+        () => false,
+      );
+    if (await attempt()) return;
+    let wait = 500;
+    const again = (): void => {
+      setTimeout(() => {
+        void attempt().then((ok) => {
+          if (ok) return;
+          if (Date.now() + wait > until) return logger.error({ requestId }, 'could not record a failed request as ERROR; giving up');
+          wait = Math.min(wait * 2, 30_000);
+          again();
+        });
+      }, wait).unref();
+    };
+    again();
+  }
+
+  /** Never throws: every way out is an Outcome, and the record never stays unfinished. */
+  private async process(caller: Caller, record: RequestRecord, source: Source, deadline: number, signal: AbortSignal): Promise<Outcome> {
+    const { requests, logger } = this.deps;
+    const t0 = Date.now();
+    let stage: 'fetch' | 'store' | 'detect' | 'finish' = 'fetch';
+    try {
+      if (Date.now() >= deadline) return { kind: 'timeout', record: null };
+      const image = source.kind === 'url' ? await this.deps.fetcher.fetch(source.url, { signal }) : source.image;
+      if (signal.aborted) return { kind: 'timeout', record: null };
+      stage = 'store';
+      await this.deps.imageStore.put(record.id, { bytes: image.bytes, mime: image.mime });
+      await requests.markImageStored(record.id);
+      stage = 'detect';
+      if (!(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
+      const startedAt = new Date();
+      const out = await this.deps.detector.detect(image.bytes, { deadline, signal });
+      const results = filterByClasses(out.detections, caller.classes);
+      stage = 'finish';
+      const processingTimeMs = Date.now() - t0;
+      if (await requests.finishDone(record.id, { results, model: out.model, processingTimeMs })) {
+        // The answer is built from what was written: no read that could fail after DONE.
+        return {
+          kind: 'finished',
+          record: { ...record, status: 'DONE', imageStored: true, results, error: null, responseCode: 200, model: out.model, processingTimeMs: Math.round(processingTimeMs), startedAt, finishedAt: new Date() },
+        };
+      }
+    } catch (err) {
+      if (signal.aborted) return { kind: 'timeout', record: null };
+      if (err instanceof CapacityExceeded) {
+        // Refused before decoding: nothing processed, nothing kept, the charge given back.
+        await requests.discard(record.id);
+        await this.deps.imageStore.delete(record.id).catch(() => {});
+        return { kind: 'refused', code: 'SERVICE_OVERLOADED', message: 'The service is at capacity; retry shortly', retryAfterSeconds: err.retryAfterSeconds };
+      }
+      if (err instanceof ImageError) {
+        // A refused address (after DNS) and an image over the pixel limit are the client's fault:
+        // 400, no record, charge given back. Everything else is a processing ERROR.
+        const refused = (stage === 'fetch' && err.code === 'INVALID_IMAGE_URL') || (stage === 'detect' && err.code === 'IMAGE_TOO_LARGE');
+        if (refused) {
+          await requests.discard(record.id);
+          await this.deps.imageStore.delete(record.id).catch(() => {});
+          return { kind: 'refused', code: err.code as RejectionCode, message: err.message };
+        }
+        // The client's image could not be used (download failed, undecodable): processed, charged.
+        await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
+      } else if (err instanceof InferenceError) {
+        // The service's own backend failed: the request ends ERROR and is not charged.
+        await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0, refund: true });
+      } else {
+        // Unexpected, or the database failed (perhaps after DONE was written, unconfirmed):
+        // the client gets a 5xx, so the request must end ERROR, refunded.
+        if (stage !== 'finish') logger.error({ err, requestId: record.id }, 'recognition failed unexpectedly');
+        await this.failUndelivered(record.id, stage === 'finish' ? 'internal error: the result could not be recorded' : 'internal error');
+        return { kind: 'internal', error: err, record: null };
+      }
+    }
+    const final = await requests.findById(record.id);
+    if (final === null) return { kind: 'internal', error: new Error(`request ${record.id} vanished`), record: null };
+    return { kind: 'finished', record: final };
+  }
+}
