@@ -42,6 +42,9 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   INVALID_REQUEST_ID: 'validation',
   INVALID_RATING: 'validation',
   PAYLOAD_TOO_LARGE: 'validation',
+  // Backpressure: the decode/inference queue full, or one address over its in-flight cap.
+  SERVICE_OVERLOADED: 'overload',
+  TOO_MANY_IN_FLIGHT: 'overload',
 };
 
 /** Probes and scrapes: counted, but neither traced nor logged above debug (they come every few seconds). */

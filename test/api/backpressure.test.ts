@@ -48,6 +48,8 @@ test('gate full: a sync request is 503 SERVICE_OVERLOADED with Retry-After, not 
     assert.equal(await readMonthlyUsage(t.db, k.id), 0);
     const rows = await t.db('requests').where({ key_id: k.id });
     assert.equal(rows.length, 0);
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.match(metrics.body, /^rejections_total\{reason="overload"\} 1$/m);
   } finally {
     running();
     (await queued)();
