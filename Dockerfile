@@ -17,6 +17,8 @@ COPY src ./src
 COPY packages ./packages
 COPY proto ./proto
 RUN npm run --silent build
+# The converter is a build tool (tools/model/, run with tsx): used here, not shipped.
+COPY tools ./tools
 # The catalog (and, for the embedded backend, the ONNX model) the API reads at start:
 # <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}.
 ENV MODEL_REPOSITORY=/app/model-repository

@@ -2,6 +2,7 @@
  * The deadline pipeline: one image through fetch → store → detect → finish, against an
  * absolute deadline. Every way out is an Outcome and the record never stays unfinished.
  */
+import { deadlineSignal, raceSignal } from '../deadline.js';
 import { ImageError } from '../images/errors.js';
 import type { ImageFetcher, ImageStore } from '../images/types.js';
 import { InferenceError } from '../inference/backend.js';
@@ -55,33 +56,24 @@ export class DeadlinePipeline {
    * instant, its result stands) and the work is aborted.
    */
   async run(caller: Caller, record: RequestRecord, source: Source, deadline: number): Promise<Outcome> {
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
-    });
-    const run = this.process(caller, record, source, deadline, controller.signal).catch(async (error: unknown): Promise<Outcome> => {
+    const signal = deadlineSignal(deadline);
+    const run = this.process(caller, record, source, deadline, signal).catch(async (error: unknown): Promise<Outcome> => {
       // Even recording the failure failed (the database is away): the client gets a 5xx.
       await this.failUndelivered(record.id, 'internal error');
       return { kind: 'internal', error, record: null };
     });
-    try {
-      const first = await Promise.race([run, timedOut]);
-      if (first !== 'timeout' && first.kind !== 'timeout') return first;
-      controller.abort(new Error(TIMEOUT_MESSAGE));
-      // The client is told 408: the request ends ERROR and its charge is given back.
-      const ended = await this.deps.requests.finishError(record.id, {
-        error: TIMEOUT_MESSAGE,
-        responseCode: 408,
-        processingTimeMs: Date.now() - record.createdAt.getTime(),
-        refund: true,
-      });
-      if (!ended) return await run; // it finished (or was refused) in the same moment
-      void run.catch(() => {});
-      return { kind: 'timeout', record: await this.deps.requests.findById(record.id) };
-    } finally {
-      clearTimeout(timer);
-    }
+    // `run` never rejects: a rejection here is the deadline.
+    const first = await raceSignal(run, signal).catch((): 'timeout' => 'timeout');
+    if (first !== 'timeout' && first.kind !== 'timeout') return first;
+    // The client is told 408: the request ends ERROR and its charge is given back.
+    const ended = await this.deps.requests.finishError(record.id, {
+      error: TIMEOUT_MESSAGE,
+      responseCode: 408,
+      processingTimeMs: Date.now() - record.createdAt.getTime(),
+      refund: true,
+    });
+    if (!ended) return await run; // it finished (or was refused) in the same moment
+    return { kind: 'timeout', record: await this.deps.requests.findById(record.id) };
   }
 
   /**

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { ImageError } from '../../src/images/errors.js';
 import type { FetchedImage } from '../../src/images/types.js';
 import { InferenceError } from '../../src/inference/backend.js';
 import { DeadlinePipeline, filterByClasses, TIMEOUT_MESSAGE } from '../../src/recognition/deadline-pipeline.js';
 import type { DetectionOutcome, DetectOptions } from '../../src/recognition/detection.js';
-import { caller, deferred, InMemoryRequests, newRequest, recordingLogger } from './fakes.js';
+import { caller, deferred, holdEventLoop, InMemoryRequests, newRequest, recordingLogger } from './fakes.js';
+
+after(holdEventLoop());
 
 const image: FetchedImage = { bytes: Buffer.from('jpeg'), format: 'jpeg', mime: 'image/jpeg', finalUrl: 'https://img.example/a.jpg', status: 200 };
 const d = (label: string) => ({ label, external_id: label, confidence: 0.9, bounding_box: { x: 0, y: 0, width: 1, height: 1 } });

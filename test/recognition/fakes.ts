@@ -161,3 +161,12 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; r
   });
   return { promise, resolve, reject };
 }
+
+/**
+ * Keeps the event loop alive for the file's tests: AbortSignal.timeout's clock does not
+ * (a server's sockets do that in production), and a unit test has nothing else open.
+ */
+export function holdEventLoop(): () => void {
+  const keep = setInterval(() => {}, 1_000);
+  return () => clearInterval(keep);
+}
