@@ -58,6 +58,8 @@ interface Row {
   ok200: number;
   fiveXx: number;
   lost: number;
+  /** Requests the fault made fail after they were charged, refunded (since the previous check). */
+  refunded: number;
   stuck: number;
   chargeMismatch: number;
   lookupMismatch: number;
@@ -252,14 +254,20 @@ async function lookupMismatch(answers: Answer[]): Promise<number> {
   return bad;
 }
 
+let refundedBefore = 0;
+
 async function check(fault: string, answers: Answer[]): Promise<Row> {
   const stuck = await settle();
+  const [{ n: refundedNow }] = await db!('requests').where({ key_id: keyId }).whereNotNull('refunded_at').count<{ n: string }[]>('* as n');
+  const refunded = Number(refundedNow) - refundedBefore;
+  refundedBefore = Number(refundedNow);
   const row: Row = {
     fault,
     sent: answers.length,
     ok200: answers.filter((a) => a.status === 200).length,
     fiveXx: answers.filter((a) => typeof a.status === 'number' && a.status >= 500).length,
     lost: answers.filter((a) => a.status === 'connection lost').length,
+    refunded,
     stuck,
     chargeMismatch: await chargeMismatch(),
     lookupMismatch: await lookupMismatch(answers),
@@ -297,7 +305,7 @@ after(async () => {
   if (summary.length > 0) {
     const cols: Array<[keyof Row, string]> = [
       ['fault', 'fault injected'], ['sent', 'requests sent'], ['ok200', '200'], ['fiveXx', '5xx'], ['lost', 'connection lost'],
-      ['stuck', 'stuck rows'], ['chargeMismatch', 'charge mismatches'], ['lookupMismatch', 'lookup mismatches'], ['nonContract', 'non-contract answers'],
+      ['refunded', 'refunded'], ['stuck', 'stuck rows'], ['chargeMismatch', 'charge mismatches'], ['lookupMismatch', 'lookup mismatches'], ['nonContract', 'non-contract answers'],
     ];
     const lines = [cols.map(([, h]) => h).join(' | '), cols.map(() => '---').join(' | '), ...summary.map((r) => cols.map(([k]) => String(r[k])).join(' | '))];
     process.stdout.write(`\nfault injection summary\n${lines.map((l) => `| ${l} |`).join('\n')}\n`);
