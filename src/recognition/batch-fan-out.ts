@@ -86,7 +86,11 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
         break;
       case 'refused':
         refunds++;
-        entries[index] = outcome.code === 'SERVICE_OVERLOADED' ? { ...failedBeforeProcessing(url, outcome.message), response_code: 503 } : failedBeforeProcessing(url, outcome.message);
+        entries[index] = failedBeforeProcessing(url, outcome.error.message);
+        break;
+      case 'overloaded':
+        refunds++;
+        entries[index] = { ...failedBeforeProcessing(url, 'the service is at capacity; retry shortly'), response_code: 503 };
         break;
       case 'timeout':
         entries[index] = outcome.record ? toBatchEntry(url, outcome.record) : { ...failedBeforeProcessing(url, TIMEOUT_MESSAGE), request_id: record.id, response_code: 408 };

@@ -8,7 +8,6 @@ import type { ImageFetcher, ImageStore } from '../images/types.js';
 import { InferenceError } from '../inference/backend.js';
 import { CapacityExceeded } from './capacity.js';
 import type { Detection, ObjectDetector } from './detection.js';
-import type { RejectionCode } from './errors.js';
 import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
 
@@ -23,8 +22,10 @@ export interface PipelineDeps {
 /** How one image's processing ended. */
 export type Outcome =
   | { kind: 'finished'; record: RequestRecord }
-  /** Refused before processing (400-class); its record was removed and its charge is to be given back. */
-  | { kind: 'refused'; code: RejectionCode; message: string; retryAfterSeconds?: number }
+  /** Refused before processing (the client's fault, 400-class); its record was removed and its charge is to be given back. */
+  | { kind: 'refused'; error: ImageError }
+  /** No decode/inference slot (503 with Retry-After); its record was removed and its charge is to be given back. */
+  | { kind: 'overloaded'; error: CapacityExceeded }
   | { kind: 'timeout'; record: RequestRecord | null }
   | { kind: 'internal'; error: unknown; record: RequestRecord | null };
 
@@ -136,7 +137,7 @@ export class DeadlinePipeline {
         // Refused before decoding: nothing processed, nothing kept, the charge given back.
         await requests.discard(record.id);
         await this.deps.imageStore.delete(record.id).catch(() => {});
-        return { kind: 'refused', code: 'SERVICE_OVERLOADED', message: 'The service is at capacity; retry shortly', retryAfterSeconds: err.retryAfterSeconds };
+        return { kind: 'overloaded', error: err };
       }
       if (err instanceof ImageError) {
         // A refused address (after DNS) and an image over the pixel limit are the client's fault:
@@ -145,7 +146,7 @@ export class DeadlinePipeline {
         if (refused) {
           await requests.discard(record.id);
           await this.deps.imageStore.delete(record.id).catch(() => {});
-          return { kind: 'refused', code: err.code as RejectionCode, message: err.message };
+          return { kind: 'refused', error: err };
         }
         // The client's image could not be used (download failed, undecodable): processed, charged.
         await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });

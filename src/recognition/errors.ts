@@ -1,20 +1,16 @@
 /**
  * Why the use case refused a call. The codes are the API catalogue's (src/api/errors.ts);
- * the API maps them to statuses, this layer only names the reason.
+ * the API maps them to statuses, this layer only names the reason. An image the client
+ * got wrong is refused with its ImageError as is (src/images/errors.ts).
  */
 export type RejectionCode =
-  | 'INVALID_IMAGE_URL'
-  | 'INVALID_IMAGE_BASE64'
-  | 'UNSUPPORTED_IMAGE_FORMAT'
-  | 'IMAGE_TOO_LARGE'
   | 'MONTHLY_QUOTA_EXCEEDED'
   | 'INSUFFICIENT_BALANCE'
   | 'REQUEST_IN_PROGRESS'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'PROCESSING_TIMEOUT'
   | 'REQUEST_NOT_FOUND'
-  | 'REQUEST_FORBIDDEN'
-  | 'SERVICE_OVERLOADED';
+  | 'REQUEST_FORBIDDEN';
 
 export class RecognitionRejected extends Error {
   override readonly name = 'RecognitionRejected';

@@ -37,6 +37,7 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
     const degraded = names.filter((_, i) => results[i].ok && results[i].degraded === true);
     if (failing.length === 0) return { status: 'ready', checks, degraded };
     const e = new ApiError('NOT_READY', `not ready: ${failing.map((n) => `${n} (${checks[n]})`).join(', ')}`);
+    reply.errorCode = e.code;
     return reply.code(503).send({ ...e.body(), status: 'not_ready', checks, degraded });
   });
 
