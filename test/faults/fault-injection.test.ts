@@ -289,7 +289,7 @@ before(async () => {
   if (missing) return;
   [pg, redis, images] = await Promise.all([startPrivatePostgres(), startPrivateRedis(), startImageServer()]);
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'recog-faults-'));
-  db = createDb(pg.url);
+  db = createDb(pg.url, { warn: () => {} });
   await migrateLatest(db);
   const org = await createOrg(db, { name: 'faults', balance: BALANCE });
   const created = await createKey(db, { orgId: org.id, name: 'faults', classes: ['*'], monthlyQuota: 1_000_000, rateLimitPerMinute: 1_000_000, expiresAt: null });
