@@ -65,12 +65,15 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' },
   MONTHLY_QUOTA_EXCEEDED: { status: 429, error: 'Too Many Requests', message: 'Monthly quota exceeded' },
   LOGIN_THROTTLED: { status: 429, error: 'Too Many Requests', message: 'Too many failed sign-ins; wait and try again' },
+  TOO_MANY_IN_FLIGHT: { status: 429, error: 'Too Many Requests', message: 'Too many requests in flight from this client address' },
   // 431
   HEADERS_TOO_LARGE: { status: 431, error: 'Request Header Fields Too Large', message: 'The request headers are too large' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },
   NOT_READY: { status: 503, error: 'Service Unavailable', message: 'A dependency of the service is not ready' },
+  DATABASE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry shortly' },
+  SERVICE_OVERLOADED: { status: 503, error: 'Service Unavailable', message: 'The service is at capacity; retry shortly' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

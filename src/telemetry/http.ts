@@ -50,6 +50,9 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   CSRF_FAILED: 'auth',
   LOGIN_THROTTLED: 'rate_limit',
   VALIDATION_FAILED: 'validation',
+  // Backpressure: the decode/inference queue full, or one address over its in-flight cap.
+  SERVICE_OVERLOADED: 'overload',
+  TOO_MANY_IN_FLIGHT: 'overload',
   MALFORMED_REQUEST: 'validation',
 };
 
