@@ -83,6 +83,12 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   });
 
   for (const schema of sharedSchemas) app.addSchema(schema);
+  // The request's arrival, before authentication and before its body is read: the sync
+  // deadline counts from here.
+  app.decorateRequest('arrivedAt', 0);
+  app.addHook('onRequest', async (request) => {
+    request.arrivedAt = Date.now();
+  });
   installErrorHandling(app);
   // First, so its hooks also see the 503s of draining: request metrics, rejections by reason,
   // the SERVER span, one log line per request, GET /metrics.
@@ -165,6 +171,10 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 declare module 'fastify' {
   interface FastifyInstance {
     recognition: RecognitionService;
+  }
+  interface FastifyRequest {
+    /** Epoch ms at which the request arrived (its first onRequest hook). */
+    arrivedAt: number;
   }
 }
 

@@ -30,6 +30,7 @@ export const OPERATION_ERRORS = {
 
 const security = [{ apiKey: [] }];
 
+
 export interface RecognitionRoutesOptions {
   service: RecognitionService;
   auth: AuthOptions;
@@ -60,12 +61,11 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request, reply) => {
-      const started = Date.now();
       const body = request.body;
       const hasUrl = body.image_url !== undefined;
       if (hasUrl === (body.image_base64 !== undefined)) throw new ApiError('INVALID_PARAMETERS', 'Exactly one of image_url and image_base64 is required');
       const image = hasUrl ? { url: body.image_url as string } : { base64: body.image_base64 as string };
-      const { result, replayed } = await service.submitSync(callerOf(request), { externalId: body.external_id, image }, started);
+      const { result, replayed } = await service.submitSync(callerOf(request), { externalId: body.external_id, image }, request.arrivedAt);
       if (replayed) void reply.header('Idempotent-Replayed', 'true');
       return result;
     },
@@ -87,8 +87,7 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request) => {
-      const started = Date.now();
-      return service.submitBatch(callerOf(request), { urls: request.body.image_urls, externalId: request.body.external_id ?? null }, started);
+      return service.submitBatch(callerOf(request), { urls: request.body.image_urls, externalId: request.body.external_id ?? null }, request.arrivedAt);
     },
   );
 

@@ -14,6 +14,7 @@ import { inferenceHandlers, type ServerState } from './grpc-service.js';
 import { handleHttp } from './http-endpoints.js';
 import { discoverModels, type RepositoryModel } from './model-repository.js';
 import { ServedModel } from './served-model.js';
+import { withTimeout } from '../../deadline.js';
 
 export interface V2ServerOptions {
   modelRepository: string;
@@ -132,8 +133,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
       // tryShutdown refuses new calls and waits for those in flight, whose batches go out now.
       for (const m of models.values()) m.batcher.flush();
       const drained = new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
-      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
-      if ((await Promise.race([drained, timer])) === 'timeout') {
+      if ((await withTimeout(drained, graceMs, () => 'timeout' as const)) === 'timeout') {
         log(`shutdown: calls still running after ${graceMs} ms, cutting them`);
         grpcServer.forceShutdown();
         for (const m of models.values()) m.batcher.abortQueued('the server stopped');
