@@ -10,7 +10,7 @@ set -euo pipefail
 CRATE=easy-yolo
 CRATE_VERSION=0.1.3
 # sha256 of the unzipped ONNX file, checked on every fetch.
-ONNX_SHA256=${YOLO12N_SHA256:-}
+ONNX_SHA256=e548ab3a406227202334bf5a6623c9814ac6286ff04e68aeb4dc2357732d1a4f
 DIR=${YOLO12N_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/weights}
 out=$DIR/yolov12n-$CRATE-$CRATE_VERSION.onnx
 
@@ -26,9 +26,7 @@ if [ ! -s "$out" ]; then
   printf '[package]\nname = "fetch-yolo"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n%s = "=%s"\n' "$CRATE" "$CRATE_VERSION" > "$work/p/Cargo.toml"
   : > "$work/p/src/lib.rs"
   # Own CARGO_HOME: only this crate (and what it depends on) is downloaded, nothing else is touched.
-  CARGO_HOME=$work/cargo cargo fetch --manifest-path "$work/p/Cargo.toml" -q >&2 || {
-    # Dependencies of the crate are not needed; fall back to the crate alone.
-    echo "yolo12n.sh: cargo fetch failed" >&2; exit 1; }
+  CARGO_HOME=$work/cargo cargo fetch --manifest-path "$work/p/Cargo.toml" -q >&2
   crate=$(find "$work/cargo/registry/cache" -name "$CRATE-$CRATE_VERSION.crate" | head -n1)
   [ -n "$crate" ] || { echo "yolo12n.sh: $CRATE-$CRATE_VERSION.crate not found after cargo fetch" >&2; exit 1; }
   tar -xzf "$crate" -C "$work"
@@ -41,9 +39,7 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     with z.open(name) as src, open(sys.argv[2], 'wb') as dst:
         dst.write(src.read())
 PY
-  if [ -n "$ONNX_SHA256" ]; then
-    echo "$ONNX_SHA256  $work/yolov12n.onnx" | sha256sum -c - >&2
-  fi
+  echo "$ONNX_SHA256  $work/yolov12n.onnx" | sha256sum -c --quiet - >&2
   mv "$work/yolov12n.onnx" "$out.tmp-$$" && mv "$out.tmp-$$" "$out"
   echo "yolo12n.sh: fetched in $(( $(date +%s) - started ))s -> $out" >&2
 fi
