@@ -16,6 +16,7 @@ import type { Command } from 'commander';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const PREPARE_TOOL = path.join(ROOT, 'tools', 'model', 'prepare-cli.ts');
 export const IMPORT_TOOL = path.join(ROOT, 'tools', 'model', 'import-cli.ts');
+export const EVAL_TOOL = path.join(ROOT, 'tools', 'model', 'eval-cli.ts');
 
 /** Runs tools/model/prepare-cli.ts with tsx in this process's environment; resolves to its exit code. */
 export async function runPrepareTool(args: string[], tool = PREPARE_TOOL): Promise<number> {
@@ -64,5 +65,20 @@ export function register(program: Command): void {
       }
       if (opts.force) args.push('--force');
       process.exitCode = await runPrepareTool(args, IMPORT_TOOL);
+    });
+  model
+    .command('eval')
+    .description('Per-class AP@0.5, mAP@0.5, recall and precision at the serving threshold, images/s, on a COCO-JSON labelled set')
+    .option('--images <dir>', 'folder of the photos (default: data/eval/images)')
+    .option('--labels <file>', 'COCO JSON with the boxes (default: data/eval/coco.json)')
+    .option('--model <name>', 'model in MODEL_REPOSITORY (default: MODEL_NAME)')
+    .option('--sweep', 'also print recall and precision for a range of thresholds', false)
+    .option('--json', 'one JSON object', false)
+    .action(async (opts: Record<string, string | boolean | undefined>) => {
+      const args: string[] = [];
+      for (const k of ['images', 'labels', 'model'] as const) if (typeof opts[k] === 'string') args.push(`--${k}`, opts[k] as string);
+      if (opts.sweep) args.push('--sweep');
+      if (opts.json) args.push('--json');
+      process.exitCode = await runPrepareTool(args, EVAL_TOOL);
     });
 }
