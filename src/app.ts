@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
 import { registerOpenApi } from './api/openapi.js';
-import { installErrorHandling } from './api/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
 import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
@@ -79,6 +79,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     genReqId: () => randomUUID(),
     // Our own 503 (with error_code) replaces Fastify's bare one while draining.
     return503OnClosing: false,
+    // Every refusal carries the contract's body: an undecodable URL (before routing) and what
+    // node's HTTP parser refuses (bad request line, headers too large, a client too slow).
+    frameworkErrors,
+    clientErrorHandler,
+    // A "__proto__" or "constructor.prototype" key is dropped, not answered "not valid JSON":
+    // no body field has that name, and dropping it is what makes parsing safe.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
 

@@ -84,7 +84,7 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
         break;
       case 'refused':
         refunds++;
-        entries[index] = failedBeforeProcessing(url, outcome.message);
+        entries[index] = failedBeforeProcessing(url, outcome.error.message);
         break;
       case 'timeout':
         entries[index] = outcome.record ? toBatchEntry(url, outcome.record) : { ...failedBeforeProcessing(url, TIMEOUT_MESSAGE), request_id: record.id, response_code: 408 };

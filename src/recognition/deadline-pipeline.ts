@@ -7,7 +7,6 @@ import { ImageError } from '../images/errors.js';
 import type { ImageFetcher, ImageStore } from '../images/types.js';
 import { InferenceError } from '../inference/backend.js';
 import type { Detection, ObjectDetector } from './detection.js';
-import type { RejectionCode } from './errors.js';
 import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
 
@@ -22,8 +21,8 @@ export interface PipelineDeps {
 /** How one image's processing ended. */
 export type Outcome =
   | { kind: 'finished'; record: RequestRecord }
-  /** Refused before processing (400-class); its record was removed and its charge is to be given back. */
-  | { kind: 'refused'; code: RejectionCode; message: string }
+  /** Refused before processing (the client's fault, 400-class); its record was removed and its charge is to be given back. */
+  | { kind: 'refused'; error: ImageError }
   | { kind: 'timeout'; record: RequestRecord | null }
   | { kind: 'internal'; error: unknown; record: RequestRecord | null };
 
@@ -94,7 +93,7 @@ export class DeadlinePipeline {
         if (refused) {
           await requests.discard(record.id);
           await this.deps.imageStore.delete(record.id).catch(() => {});
-          return { kind: 'refused', code: err.code as RejectionCode, message: err.message };
+          return { kind: 'refused', error: err };
         }
         await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
       } else if (err instanceof InferenceError) {

@@ -1,6 +1,6 @@
 /**
  * `recog model eval [--images DIR] [--labels coco.json] [--model NAME] [--sweep]`: the
- * served model's quality on a labelled set (default: the repository's data/eval).
+ * served model's quality on a labelled set (default: the repository's datasets/labelled-photos).
  * The model is MODEL_NAME in MODEL_REPOSITORY, run by the embedded backend.
  */
 import path from 'node:path';
@@ -12,14 +12,14 @@ import { Detector } from '../../src/inference/detector.js';
 import { loadCatalog } from '../../src/models/catalog.js';
 import { detectSet, evaluate, formatEval, loadCocoSet } from './eval.js';
 
-const DATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'data', 'eval');
+const DATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'datasets', 'labelled-photos');
 /** Low enough that the precision/recall curve is complete; the serving threshold is applied after. */
 const FLOOR = 0.05;
 
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { images: { type: 'string' }, labels: { type: 'string' }, model: { type: 'string' }, sweep: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
   const config = loadConfig(values.model ? { ...process.env, MODEL_NAME: values.model } : process.env);
-  const set = await loadCocoSet(values.labels ?? path.join(DATA, 'coco.json'));
+  const set = await loadCocoSet(values.labels ?? path.join(DATA, 'annotations.json'));
   const catalog = await loadCatalog(config.modelCatalog);
   const floorCatalog = { ...catalog, classes: catalog.classes.map(({ threshold: _t, ...c }) => c) };
   const backend = new OnnxRuntimeBackend({ modelPath: path.join(config.modelRepository, config.modelName, '1', 'model.onnx'), modelName: config.modelName, threads: config.inferenceThreads });

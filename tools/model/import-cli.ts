@@ -11,7 +11,7 @@ import type { DetectorFamily } from '../../src/models/detector-spec.js';
 import { importModel } from './import.js';
 
 /** The photo of the trial run when none is given: the repository's labelled set has real ones. */
-export const DEFAULT_TRIAL_IMAGE = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'data', 'eval', 'images', 'astronaut.jpg');
+export const DEFAULT_TRIAL_IMAGE = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'datasets', 'labelled-photos', 'images', 'skimage-astronaut.png');
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({

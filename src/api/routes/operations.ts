@@ -35,6 +35,7 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
     const failing = names.filter((_, i) => !results[i].ok);
     if (failing.length === 0) return { status: 'ready', checks };
     const e = new ApiError('NOT_READY', `not ready: ${failing.map((n) => `${n} (${checks[n]})`).join(', ')}`);
+    reply.errorCode = e.code;
     return reply.code(503).send({ ...e.body(), status: 'not_ready', checks });
   });
 

@@ -55,7 +55,7 @@ export function register(program: Command): void {
     .option('--labels <labels>', 'coco80, coco90 or a labels.txt (default: the names the model carries)')
     .option('--catalog <file>', 'catalog JSON with classes [{index, label, external_id, threshold?}]')
     .option('--name <name>', 'model name in the repository (default: the file name)')
-    .option('--trial-image <file>', 'photo of the trial run (default: data/eval/images/astronaut.jpg)')
+    .option('--trial-image <file>', 'photo of the trial run (default: datasets/labelled-photos/images/skimage-astronaut.png)')
     .option('--force', 'replace an existing model of that name', false)
     .allowUnknownOption(false)
     .action(async (file: string, opts: Record<string, string | boolean | undefined>) => {
@@ -69,8 +69,8 @@ export function register(program: Command): void {
   model
     .command('eval')
     .description('Per-class AP@0.5, mAP@0.5, recall and precision at the serving threshold, images/s, on a COCO-JSON labelled set')
-    .option('--images <dir>', 'folder of the photos (default: data/eval/images)')
-    .option('--labels <file>', 'COCO JSON with the boxes (default: data/eval/coco.json)')
+    .option('--images <dir>', 'folder of the photos (default: datasets/labelled-photos/images)')
+    .option('--labels <file>', 'COCO JSON with the boxes (default: datasets/labelled-photos/annotations.json)')
     .option('--model <name>', 'model in MODEL_REPOSITORY (default: MODEL_NAME)')
     .option('--sweep', 'also print recall and precision for a range of thresholds', false)
     .option('--json', 'one JSON object', false)
