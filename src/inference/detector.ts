@@ -46,15 +46,6 @@ export class Detector implements ObjectDetector {
     return [...this.classes.values()].sort((a, b) => a.index - b.index).map((c) => c.label);
   }
 
-  /** Detections with a different default threshold (the CLI's --threshold, the eval's sweep). */
-  withScoreThreshold(scoreThreshold: number): Detector {
-    const copy = Object.create(Detector.prototype) as Detector;
-    Object.assign(copy, this);
-    const thresholds = new Map([...this.classes.values()].map((c) => [c.index, c.threshold ?? scoreThreshold]));
-    Object.assign(copy, { options: { ...this.options, scoreThreshold }, thresholdOf: (i: number) => thresholds.get(i) });
-    return copy;
-  }
-
   async detect(image: Uint8Array, options: DetectOptions = {}): Promise<DetectionOutcome> {
     checkBudget(options);
     const t0 = performance.now();
