@@ -8,6 +8,7 @@ import os from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
+import { registerConsole, type ConsoleOptions } from './console/plugin.js';
 import { registerOpenApi } from './api/openapi.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
@@ -46,6 +47,8 @@ export interface AppDeps {
   instanceId?: string;
   /** Prometheus metrics, served at /metrics (default: a fresh registry). */
   metrics?: Metrics;
+  /** Console overrides (tests: sign-in throttling thresholds, where the web files are). */
+  console?: Pick<ConsoleOptions, 'throttle' | 'assetsDir'>;
 }
 
 export interface BuildAppOptions {
@@ -150,6 +153,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     service,
     auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
   });
+  await registerConsole(app, { db, signer: deps.signer, config, ...deps.console });
 
   if (options.sweepAbandoned ?? true) {
     const sweep = async () => {

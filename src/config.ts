@@ -153,6 +153,25 @@ function url(env: string, doc: string, protocols: string[], o: Common & { unset:
   };
 }
 
+function bool(env: string, doc: string, o: Common & { default: boolean; crd?: boolean }): Setting<boolean> {
+  return {
+    env,
+    doc,
+    defaultDoc: o.defaultDoc ?? code(o.default),
+    pod: o.pod,
+    read: (r) => {
+      const raw = r.optional(env);
+      if (raw === undefined) return o.default;
+      if (raw !== 'true' && raw !== 'false') {
+        r.problems.push(`${env} must be true or false (got "${raw}")`);
+        return o.default;
+      }
+      return raw === 'true';
+    },
+    ...(o.crd && { crd: { type: 'boolean', default: o.default, description: `${doc} (${env}).` } }),
+  };
+}
+
 function cidrs(env: string, doc: string): Setting<string[]> {
   return {
     env,
@@ -261,6 +280,12 @@ export const SETTINGS = {
 
   metricsPort: optionalInt('METRICS_PORT', 'also serve `/metrics` on this port', { min: 1, max: 65535, unset: 'unset', pod: 'spec' }),
   shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 'how long SIGTERM waits for in-flight requests, in ms', { default: 30_000, min: 0, pod: 'operator' }),
+
+  consoleEnabled: bool('CONSOLE_ENABLED', 'the web console and its API under `/console` (docs/console.md)', { default: true, pod: 'spec', crd: true }),
+  consoleAccessTtlSeconds: int('CONSOLE_ACCESS_TTL_SECONDS', 'lifetime of a console access token, in seconds', { default: 15 * 60, min: 1, max: 24 * 3600 }),
+  consoleSessionTtlSeconds: int('CONSOLE_SESSION_TTL_SECONDS', 'absolute lifetime of a console session (its rotating refresh tokens), in seconds', {
+    default: 30 * 24 * 3600, min: 60, max: 365 * 24 * 3600, defaultDoc: '30 days', pod: 'spec', crd: true,
+  }),
 } as const satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -42,6 +42,14 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   INVALID_REQUEST_ID: 'validation',
   INVALID_RATING: 'validation',
   PAYLOAD_TOO_LARGE: 'validation',
+  // console API
+  UNAUTHENTICATED: 'auth',
+  INVALID_CREDENTIALS: 'auth',
+  REFRESH_REUSED: 'auth',
+  FORBIDDEN_ROLE: 'auth',
+  CSRF_FAILED: 'auth',
+  LOGIN_THROTTLED: 'rate_limit',
+  VALIDATION_FAILED: 'validation',
   MALFORMED_REQUEST: 'validation',
 };
 
