@@ -220,7 +220,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   dataDir: str('DATA_DIR', 'embedded database, stored images, the image-link secret', { default: './.data', map: (v) => path.resolve(v), pod: 'operator' }),
   modelRepository: str('MODEL_REPOSITORY', 'the prepared Triton model repository', { default: './model-repository', map: (v) => path.resolve(v) }),
-  modelName: str('MODEL_NAME', 'the model in that repository', { default: 'centernet' }),
+  modelName: str('MODEL_NAME', 'the model in that repository', { default: 'centernet', pod: 'operator' }),
   tritonModelName: str('TRITON_MODEL_NAME', 'the model Triton serves', {
     default: (c) => String(c.modelName),
     defaultDoc: '`MODEL_NAME`',

@@ -54,6 +54,7 @@ describe('desired state', () => {
     assert.deepEqual(env.REDIS_URL, { secretKeyRef: { name: 'recog-secrets', key: 'REDIS_URL' } });
     assert.equal(env.TRITON_URL, 'dns:///vision-triton.prod.svc.cluster.local:8001');
     assert.equal(env.TRITON_MODEL_NAME, 'centernet');
+    assert.equal(env.MODEL_NAME, 'centernet', 'the API reads the catalog of the model Triton serves');
     assert.equal(env.SYNC_TIMEOUT_MS, '29000');
     assert.equal(env.RATE_LIMIT_PER_MINUTE, '10');
     assert.equal(env.METRICS_PORT, '9464');
