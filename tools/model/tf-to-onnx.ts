@@ -43,6 +43,12 @@ export interface ConvertOptions {
    * does itself, e.g. a resize loop in front of the network.
    */
   cutInputs?: Record<string, { shape: number[]; dtype?: OnnxDtype }>;
+  /**
+   * Extra ONNX nodes after the converted outputs: gets the builder and the ONNX tensor of
+   * each requested output (batch first, the TF shape of one sample after it), adds the
+   * graph outputs itself and describes them. Without it the requested outputs are the graph's.
+   */
+  head?: (b: OnnxGraphBuilder, converted: Record<string, { onnx: string; shape: number[] }>, batchDim: string) => ConvertResult['outputs'];
   /** Name of the symbolic batch dimension. */
   batchDim?: string;
   graphName?: string;
@@ -115,17 +121,23 @@ class Converter {
   }
 
   run(): ConvertResult {
-    const outputs: ConvertResult['outputs'] = [];
+    let outputs: ConvertResult['outputs'] = [];
+    const converted: Record<string, { onnx: string; shape: number[] }> = {};
     for (const [tfName, onnxName] of Object.entries(this.options.outputs)) {
       let v = this.tensor(tfName);
       if (v.mode === 'const') throw new Error(`output ${tfName} is a constant; nothing to batch`);
       v = this.toAxis0(v, tfName);
+      if (this.options.head) {
+        converted[onnxName] = { onnx: v.onnx, shape: v.shape };
+        continue;
+      }
       this.b.reserve(onnxName);
       this.b.node('Identity', [v.onnx], [onnxName]);
       const dims: Array<number | string> = [this.batchDim, ...v.shape.slice(1)];
       this.b.addOutput(onnxName, v.dtype, dims);
       outputs.push({ name: onnxName, dtype: v.dtype, dims });
     }
+    if (this.options.head) outputs = this.options.head(this.b, converted, this.batchDim);
     const inputs: ConvertResult['inputs'] = [];
     for (const [tfName, onnxName] of Object.entries(this.options.inputs)) {
       const v = this.values.get(tfName)?.[0];
