@@ -92,7 +92,7 @@ export async function createKey(
 export async function listKeys(db: Knex, orgId?: string): Promise<ApiKey[]> {
   const q = db('api_keys').select(PUBLIC_COLUMNS as unknown as string[]).orderBy('created_at');
   if (orgId) q.where({ org_id: orgId });
-  return q as unknown as Promise<ApiKey[]>;
+  return q;
 }
 
 export async function getKey(db: Knex, id: string): Promise<ApiKey> {
@@ -165,6 +165,7 @@ export async function findKeyForAuth(db: Knex, plain: string): Promise<AuthRecor
 export async function touchKey(db: Knex, keyId: string): Promise<void> {
   await db('api_keys')
     .where({ id: keyId })
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a knex builder is thenable; where() expects it back
     .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', db.raw(`now() - interval '1 minute'`)))
     .update({ last_used_at: db.fn.now() });
 }

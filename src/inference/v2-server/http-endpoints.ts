@@ -35,7 +35,7 @@ export function handleHttp(state: ServerState, req: http.IncomingMessage, res: h
   let name: string;
   let version: string;
   try {
-    name = decodeURIComponent(rawName!);
+    name = decodeURIComponent(rawName);
     version = rawVersion === undefined ? '' : decodeURIComponent(rawVersion);
   } catch {
     return send(res, 400, { error: 'malformed percent-encoding in the path' });
