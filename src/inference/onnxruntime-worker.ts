@@ -82,7 +82,6 @@ try {
   process.exit(1);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-misused-promises -- the handler catches every error itself and replies
 port.on('message', async (req: WorkerRequest) => {
   try {
     const feeds: Record<string, ort.Tensor> = {};

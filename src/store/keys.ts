@@ -165,7 +165,6 @@ export async function findKeyForAuth(db: Knex, plain: string): Promise<AuthRecor
 export async function touchKey(db: Knex, keyId: string): Promise<void> {
   await db('api_keys')
     .where({ id: keyId })
-    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a knex builder is thenable; where() expects it back
     .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', db.raw(`now() - interval '1 minute'`)))
     .update({ last_used_at: db.fn.now() });
 }
