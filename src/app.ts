@@ -148,7 +148,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(operationsRoutes, { checks, imageStore: deps.imageStore, signer: deps.signer });
   await app.register(recognitionRoutes, {
     service,
-    auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
+    auth: { db, limits: deps.limits },
   });
 
   if (options.sweepAbandoned ?? true) {

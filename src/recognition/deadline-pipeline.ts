@@ -11,7 +11,7 @@ import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
 
 export interface PipelineDeps {
-  requests: Pick<RequestRepository, 'markImageStored' | 'markProcessing' | 'finishDone' | 'finishError' | 'discard' | 'findById'>;
+  requests: Pick<RequestRepository, 'startProcessing' | 'finishDone' | 'finishError' | 'discard' | 'findById'>;
   detector: Pick<ObjectDetector, 'detect'>;
   fetcher: Pick<ImageFetcher, 'fetch'>;
   imageStore: Pick<ImageStore, 'put' | 'delete'>;
@@ -63,8 +63,8 @@ export class DeadlinePipeline {
       responseCode: 408,
       processingTimeMs: Date.now() - record.createdAt.getTime(),
     });
-    if (!ended) return await run; // it finished (or was refused) in the same moment
-    return { kind: 'timeout', record: await this.deps.requests.findById(record.id) };
+    if (ended === null) return await run; // it finished (or was refused) in the same moment
+    return { kind: 'timeout', record: ended };
   }
 
   /** Never throws: every way out is an Outcome, and the record never stays unfinished. */
@@ -72,18 +72,19 @@ export class DeadlinePipeline {
     const { requests, logger } = this.deps;
     const t0 = Date.now();
     let stage: 'fetch' | 'store' | 'detect' = 'fetch';
+    // The row as the write that ended it returned it (no re-read); null if another write ended it first.
+    let ended: RequestRecord | null;
     try {
       if (Date.now() >= deadline) return { kind: 'timeout', record: null };
       const image = source.kind === 'url' ? await this.deps.fetcher.fetch(source.url, { signal }) : source.image;
       if (signal.aborted) return { kind: 'timeout', record: null };
       stage = 'store';
       await this.deps.imageStore.put(record.id, { bytes: image.bytes, mime: image.mime });
-      await requests.markImageStored(record.id);
       stage = 'detect';
-      if (!(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
+      if (!(await requests.startProcessing(record.id))) return { kind: 'timeout', record: null };
       const out = await this.deps.detector.detect(image.bytes, { deadline, signal });
       const results = filterByClasses(out.detections, caller.classes);
-      await requests.finishDone(record.id, { results, model: out.model, processingTimeMs: Date.now() - t0 });
+      ended = await requests.finishDone(record.id, { results, model: out.model, processingTimeMs: Date.now() - t0 });
     } catch (err) {
       if (signal.aborted) return { kind: 'timeout', record: null };
       if (err instanceof ImageError) {
@@ -95,9 +96,9 @@ export class DeadlinePipeline {
           await this.deps.imageStore.delete(record.id).catch(() => {});
           return { kind: 'refused', error: err };
         }
-        await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
+        ended = await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
       } else if (err instanceof InferenceError) {
-        await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0 });
+        ended = await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0 });
       } else {
         logger.error({ err, requestId: record.id }, 'recognition failed unexpectedly');
         await requests
@@ -106,7 +107,7 @@ export class DeadlinePipeline {
         return { kind: 'internal', error: err, record: null };
       }
     }
-    const final = await requests.findById(record.id);
+    const final = ended ?? (await requests.findById(record.id));
     if (final === null) return { kind: 'internal', error: new Error(`request ${record.id} vanished`), record: null };
     return { kind: 'finished', record: final };
   }

@@ -48,13 +48,15 @@ export interface RequestRepository {
   /** Inserts a QUEUED sync request unless a live one holds (key, external_id); atomic across replicas. */
   claimSync(request: NewRequest): Promise<ClaimResult>;
   createQueued(requests: NewRequest[]): Promise<RequestRecord[]>;
-  markImageStored(id: string): Promise<void>;
-  /** QUEUED → PROCESSING; false when the request already ended (e.g. timed out). */
-  markProcessing(id: string): Promise<boolean>;
-  /** Ends an unfinished request DONE; false when it had already ended. */
-  finishDone(id: string, done: { results: Detection[]; model: ModelRef; processingTimeMs: number }): Promise<boolean>;
-  /** Ends an unfinished request ERROR; false when it had already ended. */
-  finishError(id: string, failure: { error: string; responseCode: number | null; processingTimeMs?: number }): Promise<boolean>;
+  /**
+   * Records the image as stored and moves QUEUED → PROCESSING, in one write; false when the
+   * request already ended (e.g. timed out; its image is still recorded as stored).
+   */
+  startProcessing(id: string): Promise<boolean>;
+  /** Ends an unfinished request DONE and returns it as written; null when it had already ended. */
+  finishDone(id: string, done: { results: Detection[]; model: ModelRef; processingTimeMs: number }): Promise<RequestRecord | null>;
+  /** Ends an unfinished request ERROR and returns it as written; null when it had already ended. */
+  finishError(id: string, failure: { error: string; responseCode: number | null; processingTimeMs?: number }): Promise<RequestRecord | null>;
   /** Removes an unfinished request that was refused before processing (nothing half-written stays). */
   discard(id: string): Promise<boolean>;
   findById(id: string): Promise<RequestRecord | null>;

@@ -96,19 +96,19 @@ export class PgRequestRepository implements RequestRepository {
     return rows.map(toRecord);
   }
 
-  async markImageStored(id: string): Promise<void> {
-    await this.db('requests').where({ id }).update({ image_stored: true });
+  async startProcessing(id: string): Promise<boolean> {
+    const { rows } = (await this.db.raw(
+      `update requests set image_stored = true,
+         status = case when status = 'QUEUED' then 'PROCESSING' else status end,
+         started_at = case when status = 'QUEUED' then now() else started_at end
+       where id = ? returning status`,
+      [id],
+    )) as { rows: Array<{ status: string }> };
+    return rows[0]?.status === 'PROCESSING';
   }
 
-  async markProcessing(id: string): Promise<boolean> {
-    const n = await this.db('requests')
-      .where({ id, status: 'QUEUED' })
-      .update({ status: 'PROCESSING', started_at: this.db.fn.now() });
-    return n === 1;
-  }
-
-  async finishDone(id: string, d: { results: Detection[]; model: { name: string; version: string }; processingTimeMs: number }): Promise<boolean> {
-    const n = await this.db('requests')
+  async finishDone(id: string, d: { results: Detection[]; model: { name: string; version: string }; processingTimeMs: number }): Promise<RequestRecord | null> {
+    const rows = (await this.db('requests')
       .where({ id })
       .whereIn('status', UNFINISHED)
       .update({
@@ -120,12 +120,13 @@ export class PgRequestRepository implements RequestRepository {
         response_code: 200,
         error: null,
         finished_at: this.db.fn.now(),
-      });
-    return n === 1;
+      })
+      .returning('*')) as Row[];
+    return rows.length === 1 ? toRecord(rows[0]) : null;
   }
 
-  async finishError(id: string, f: { error: string; responseCode: number | null; processingTimeMs?: number }): Promise<boolean> {
-    const n = await this.db('requests')
+  async finishError(id: string, f: { error: string; responseCode: number | null; processingTimeMs?: number }): Promise<RequestRecord | null> {
+    const rows = (await this.db('requests')
       .where({ id })
       .whereIn('status', UNFINISHED)
       .update({
@@ -134,8 +135,9 @@ export class PgRequestRepository implements RequestRepository {
         response_code: f.responseCode,
         processing_time_ms: f.processingTimeMs === undefined ? null : Math.round(f.processingTimeMs),
         finished_at: this.db.fn.now(),
-      });
-    return n === 1;
+      })
+      .returning('*')) as Row[];
+    return rows.length === 1 ? toRecord(rows[0]) : null;
   }
 
   async discard(id: string): Promise<boolean> {

@@ -286,16 +286,23 @@ describe('idempotency on (key, external_id)', () => {
   });
 });
 
-test('500: an internal failure gives the generic body, never internals, and leaves nothing half-written', async () => {
+test('500: a database failure after the claim gives the generic body, never internals, and leaves the request ERROR, not stuck', async () => {
   const k = await t.newKey();
-  await t.db.raw('alter table requests rename to requests_moved');
+  // Claim and charge succeed; the write that ends the request DONE fails inside PostgreSQL
+  // with a message naming the table, which must not reach the client.
+  await t.db.raw(`create function fail_done() returns trigger language plpgsql as $$
+    begin if new.status = 'DONE' and new.key_id = '${k.id}' then raise exception 'trigger on relation requests refused the insert'; end if; return new; end $$`);
+  await t.db.raw('create trigger fail_done before update on requests for each row execute function fail_done()');
   try {
     const res = await sync({ external_id: eid(), image_base64: camera.toString('base64') }, k);
     const body = assertError(res, 500, 'Internal Server Error', 'INTERNAL_ERROR');
     assert.equal(body.message, 'Internal error');
-    assert.ok(!/requests|relation|select|insert|stack|at /i.test(res.body), res.body);
+    assert.ok(!/requests|relation|trigger|insert|stack|at /i.test(res.body), res.body);
   } finally {
-    await t.db.raw('alter table requests_moved rename to requests');
+    await t.db.raw('drop trigger fail_done on requests');
+    await t.db.raw('drop function fail_done()');
   }
-  assert.equal((await t.db('requests').where({ key_id: k.id })).length, 0);
+  const rows = await t.db('requests').where({ key_id: k.id });
+  assert.equal(rows.length, 1, 'the claimed request is kept');
+  assert.deepEqual([rows[0].status, rows[0].error, rows[0].response_code], ['ERROR', 'internal error', 500]);
 });

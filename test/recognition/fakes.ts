@@ -48,14 +48,10 @@ export class InMemoryRequests implements RequestRepository {
       return { ...record };
     });
   }
-  async markImageStored(id: string): Promise<void> {
-    this.calls.push('markImageStored');
+  async startProcessing(id: string): Promise<boolean> {
+    this.calls.push('startProcessing');
     const r = this.rows.get(id);
     if (r) r.imageStored = true;
-  }
-  async markProcessing(id: string): Promise<boolean> {
-    this.calls.push('markProcessing');
-    const r = this.rows.get(id);
     if (!r || r.status !== 'QUEUED') return false;
     r.status = 'PROCESSING';
     r.startedAt = new Date();
@@ -65,19 +61,19 @@ export class InMemoryRequests implements RequestRepository {
     const r = this.rows.get(id);
     return r && (r.status === 'QUEUED' || r.status === 'PROCESSING') ? r : null;
   }
-  async finishDone(id: string, done: Parameters<RequestRepository['finishDone']>[1]): Promise<boolean> {
+  async finishDone(id: string, done: Parameters<RequestRepository['finishDone']>[1]): Promise<RequestRecord | null> {
     this.calls.push('finishDone');
     const r = this.unfinished(id);
-    if (!r) return false;
+    if (!r) return null;
     Object.assign(r, { status: 'DONE', results: done.results, model: done.model, processingTimeMs: done.processingTimeMs, finishedAt: new Date() });
-    return true;
+    return { ...r };
   }
-  async finishError(id: string, failure: Parameters<RequestRepository['finishError']>[1]): Promise<boolean> {
+  async finishError(id: string, failure: Parameters<RequestRepository['finishError']>[1]): Promise<RequestRecord | null> {
     this.calls.push('finishError');
     const r = this.unfinished(id);
-    if (!r) return false;
+    if (!r) return null;
     Object.assign(r, { status: 'ERROR', error: failure.error, responseCode: failure.responseCode, processingTimeMs: failure.processingTimeMs ?? null, finishedAt: new Date() });
-    return true;
+    return { ...r };
   }
   async discard(id: string): Promise<boolean> {
     this.calls.push('discard');
