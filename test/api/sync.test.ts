@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { buildApp } from '../../src/app.js';
+import { readMonthlyUsage } from '../../src/limits/index.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
@@ -286,23 +287,24 @@ describe('idempotency on (key, external_id)', () => {
   });
 });
 
-test('500: a database failure after the claim gives the generic body, never internals, and leaves the request ERROR, not stuck', async () => {
-  const k = await t.newKey();
-  // Claim and charge succeed; the write that ends the request DONE fails inside PostgreSQL
-  // with a message naming the table, which must not reach the client.
-  await t.db.raw(`create function fail_done() returns trigger language plpgsql as $$
-    begin if new.status = 'DONE' and new.key_id = '${k.id}' then raise exception 'trigger on relation requests refused the insert'; end if; return new; end $$`);
-  await t.db.raw('create trigger fail_done before update on requests for each row execute function fail_done()');
+test('500: an internal failure after the charge gives the generic body, ends the request ERROR and refunds it', async () => {
+  const k = await t.newKey({ balance: 5 });
+  // The claim and the charge succeed; the pipeline's next write fails (an unknown column).
+  await t.db.raw('alter table requests rename column image_stored to image_stored_moved');
+  let res;
   try {
-    const res = await sync({ external_id: eid(), image_base64: camera.toString('base64') }, k);
-    const body = assertError(res, 500, 'Internal Server Error', 'INTERNAL_ERROR');
-    assert.equal(body.message, 'Internal error');
-    assert.ok(!/requests|relation|trigger|insert|stack|at /i.test(res.body), res.body);
+    res = await sync({ external_id: eid('internal'), image_base64: camera.toString('base64') }, k);
   } finally {
-    await t.db.raw('drop trigger fail_done on requests');
-    await t.db.raw('drop function fail_done()');
+    await t.db.raw('alter table requests rename column image_stored_moved to image_stored');
   }
+  const body = assertError(res, 500, 'Internal Server Error', 'INTERNAL_ERROR');
+  assert.equal(body.message, 'Internal error');
+  assert.ok(!/requests|relation|column|select|insert|stack|at /i.test(res.body), res.body);
+  // Nothing left unfinished, nothing left DONE behind the 500, nothing charged for it.
   const rows = await t.db('requests').where({ key_id: k.id });
-  assert.equal(rows.length, 1, 'the claimed request is kept');
-  assert.deepEqual([rows[0].status, rows[0].error, rows[0].response_code], ['ERROR', 'internal error', 500]);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].status, 'ERROR');
+  assert.ok(rows[0].refunded_at instanceof Date, 'refunded on the row');
+  assert.equal(await readMonthlyUsage(t.db, k.id), 0);
+  assert.equal((await t.db('organizations').where({ id: k.orgId }).first()).balance, 5);
 });

@@ -65,6 +65,18 @@ describe('desired state', () => {
     });
   });
 
+  test('spec.api.consoleEnabled switches the console (CONSOLE_ENABLED, on by default) and consoleSessionTtlSeconds its sessions', () => {
+    const on = Object.fromEntries(apiEnv(sampleResource()).map((e) => [e.name, e.value]));
+    assert.equal(on.CONSOLE_ENABLED, 'true');
+    assert.equal(on.CONSOLE_SESSION_TTL_SECONDS, String(30 * 24 * 3600));
+    const rs = sampleResource();
+    rs.spec.api.consoleEnabled = false;
+    rs.spec.api.consoleSessionTtlSeconds = 3600;
+    const off = Object.fromEntries(apiEnv(rs).map((e) => [e.name, e.value]));
+    assert.equal(off.CONSOLE_ENABLED, 'false');
+    assert.equal(off.CONSOLE_SESSION_TTL_SECONDS, '3600');
+  });
+
   test('extra env overrides the operator’s own by name, and is appended otherwise', () => {
     const rs = sampleResource();
     rs.spec.api.env = [{ name: 'LOG_LEVEL', value: 'debug' }, { name: 'FOO', value: 'bar' }];

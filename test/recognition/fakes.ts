@@ -48,10 +48,14 @@ export class InMemoryRequests implements RequestRepository {
       return { ...record };
     });
   }
-  async startProcessing(id: string): Promise<boolean> {
-    this.calls.push('startProcessing');
+  async markImageStored(id: string): Promise<void> {
+    this.calls.push('markImageStored');
     const r = this.rows.get(id);
     if (r) r.imageStored = true;
+  }
+  async markProcessing(id: string): Promise<boolean> {
+    this.calls.push('markProcessing');
+    const r = this.rows.get(id);
     if (!r || r.status !== 'QUEUED') return false;
     r.status = 'PROCESSING';
     r.startedAt = new Date();
@@ -61,19 +65,35 @@ export class InMemoryRequests implements RequestRepository {
     const r = this.rows.get(id);
     return r && (r.status === 'QUEUED' || r.status === 'PROCESSING') ? r : null;
   }
-  async finishDone(id: string, done: Parameters<RequestRepository['finishDone']>[1]): Promise<RequestRecord | null> {
+  async finishDone(id: string, done: Parameters<RequestRepository['finishDone']>[1]): Promise<boolean> {
     this.calls.push('finishDone');
     const r = this.unfinished(id);
-    if (!r) return null;
+    if (!r) return false;
     Object.assign(r, { status: 'DONE', results: done.results, model: done.model, processingTimeMs: done.processingTimeMs, finishedAt: new Date() });
-    return { ...r };
+    return true;
   }
-  async finishError(id: string, failure: Parameters<RequestRepository['finishError']>[1]): Promise<RequestRecord | null> {
+  async finishError(id: string, failure: Parameters<RequestRepository['finishError']>[1]): Promise<boolean> {
     this.calls.push('finishError');
     const r = this.unfinished(id);
-    if (!r) return null;
+    if (!r) return false;
     Object.assign(r, { status: 'ERROR', error: failure.error, responseCode: failure.responseCode, processingTimeMs: failure.processingTimeMs ?? null, finishedAt: new Date() });
-    return { ...r };
+    if (failure.refund) this.refunded.add(id);
+    return true;
+  }
+  /** Requests whose charge was given back by the repository (finishError refund, failUndelivered). */
+  readonly refunded = new Set<string>();
+  readonly chargeMonths = new Map<string, string>();
+  async markCharged(id: string, month: string): Promise<void> {
+    this.calls.push('markCharged');
+    this.chargeMonths.set(id, month);
+  }
+  async failUndelivered(id: string, error: string, responseCode: number): Promise<boolean> {
+    this.calls.push('failUndelivered');
+    const r = this.rows.get(id);
+    if (!r || r.status === 'ERROR') return false;
+    Object.assign(r, { status: 'ERROR', error, responseCode, finishedAt: new Date() });
+    this.refunded.add(id);
+    return true;
   }
   async discard(id: string): Promise<boolean> {
     this.calls.push('discard');
