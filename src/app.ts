@@ -168,7 +168,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(operationsRoutes, { checks, imageStore: deps.imageStore, signer: deps.signer });
   await app.register(recognitionRoutes, {
     service,
-    auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
+    auth: { db, limits: deps.limits },
   });
   await registerConsole(app, { db, signer: deps.signer, config, ...deps.console });
 
