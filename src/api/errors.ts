@@ -106,8 +106,3 @@ export class ApiError extends Error {
     return { error: ERROR_CATALOGUE[this.code].error, message: this.message, error_code: this.code, ...this.extra };
   }
 }
-
-/** Codes with a given status, for documenting each route's responses. */
-export function codesWithStatus(status: number): ErrorCode[] {
-  return (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((c) => ERROR_CATALOGUE[c].status === status);
-}

@@ -55,25 +55,25 @@ test('recognize a file: table by default, JSON on request, the re-run replays (n
   const table = await run(['recognize', fixturePath('basketball1.png')], { RECOG_API_KEY: key.key });
   assert.equal(table.code, 0, table.stderr);
   const [header, ...rows] = table.stdout.trim().split('\n');
-  assert.match(header!, /^INPUT\s+REQUEST\s+STATUS\s+LABEL\s+CONF\s+BOX/);
+  assert.match(header, /^INPUT\s+REQUEST\s+STATUS\s+LABEL\s+CONF\s+BOX/);
   assert.ok(rows.some((r) => /\bDONE\b.*\bperson\b/.test(r)), table.stdout);
   assert.ok(!table.stdout.includes(key.key) && !table.stderr.includes(key.key), 'the key is never printed');
 
   const json = await run(['--json', 'recognize', fixturePath('basketball1.png')], { RECOG_API_KEY: key.key });
   assert.equal(json.code, 0, json.stderr);
   const [out] = JSON.parse(json.stdout) as Array<{ result: { replayed: boolean; requestId: string; externalId: string } }>;
-  assert.equal(out!.result.replayed, true, 'same bytes → same derived external id → replay');
-  assert.match(out!.result.externalId, /^file-sha256-[0-9a-f]{40}$/);
+  assert.equal(out.result.replayed, true, 'same bytes → same derived external id → replay');
+  assert.match(out.result.externalId, /^file-sha256-[0-9a-f]{40}$/);
   const used = await t.db('key_usage').where({ key_id: key.id }).sum({ n: 'used' }).first();
   assert.equal(Number(used?.n), 1);
 
-  const looked = await run(['request', out!.result.requestId], { RECOG_API_KEY: key.key });
+  const looked = await run(['request', out.result.requestId], { RECOG_API_KEY: key.key });
   assert.equal(looked.code, 0, looked.stderr);
   assert.match(looked.stdout, /DONE/);
   assert.match(looked.stdout, /person/);
-  const rated = await run(['feedback', out!.result.requestId, 'good'], { RECOG_API_KEY: key.key });
+  const rated = await run(['feedback', out.result.requestId, 'good'], { RECOG_API_KEY: key.key });
   assert.equal(rated.code, 0, rated.stderr);
-  const fb = await t.db('feedback').where({ request_id: out!.result.requestId }).first();
+  const fb = await t.db('feedback').where({ request_id: out.result.requestId }).first();
   assert.equal(fb?.rating, 1);
 });
 
@@ -82,7 +82,7 @@ test('--annotate writes the image with boxes drawn', async () => {
   const r = await run(['--json', 'recognize', fixturePath('camera.png'), '--annotate', out, '--external-id', 'annotate-1'], { RECOG_API_KEY: key.key });
   assert.equal(r.code, 0, r.stderr);
   const [{ result }] = JSON.parse(r.stdout) as Array<{ result: { detections: Array<{ boundingBox: { x: number; y: number; width: number; height: number } }> } }>;
-  const b = result.detections[0]!.boundingBox;
+  const b = result.detections[0].boundingBox;
   const original = await sharp(fixturePath('camera.png')).raw().ensureAlpha().toBuffer({ resolveWithObject: true });
   const drawn = await sharp(out).raw().ensureAlpha().toBuffer({ resolveWithObject: true });
   assert.equal(drawn.info.width, original.info.width);
@@ -119,7 +119,7 @@ test('API key resolution: --api-key over RECOG_API_KEY over the config file', as
   const set = await run(['config', 'set', 'api_key', '-', '--profile', 'piped'], {}, `${key.key}\n`);
   assert.equal(set.code, 0, set.stderr);
   const stored = JSON.parse(await readFile(path.join(cfg, 'config.json'), 'utf8')) as { profiles: Record<string, { api_key: string }> };
-  assert.equal(stored.profiles.piped!.api_key, key.key);
+  assert.equal(stored.profiles.piped.api_key, key.key);
   const list = await run(['config', 'list']);
   assert.ok(!list.stdout.includes(key.key), 'config list masks keys');
 });

@@ -26,7 +26,7 @@ test('the chart carries the same CRD as crds/', () => {
 
 describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
   const render = (chart: string, ...args: string[]): Any[] =>
-    (parseYaml(execFileSync(helm!, ['template', 'rec', chart, '--namespace', 'recognition-system', ...args], { encoding: 'utf8' })) as Any[]).filter(Boolean);
+    (parseYaml(execFileSync(helm!, ['template', 'rec', chart, '--namespace', 'recognition-system', ...args], { encoding: 'utf8' }))).filter(Boolean);
 
   for (const chart of [OPERATOR_CHART, SAMPLE_CHART]) {
     test(`helm lint --strict ${path.basename(chart)}`, () => {

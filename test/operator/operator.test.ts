@@ -86,7 +86,7 @@ function condition(rs: RecognitionService, type: string): Condition | undefined 
 /** The chart's RBAC, rendered by helm, bound to the test's restricted user instead of the ServiceAccount. */
 function chartRbac(helm: string): KubernetesObject[] {
   const out = execFileSync(helm, ['template', 'rec', path.join(ROOT, 'charts/recognition-operator'), '--namespace', OP_NS], { encoding: 'utf8' });
-  return (parseYaml(out) as Any[]).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
+  return (parseYaml(out)).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
 }
 
 describe('operator against a real kube-apiserver', { skip: tools ? false : missing }, () => {
@@ -189,10 +189,10 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     const triton = (await read('apps/v1', 'Deployment', 'vision-triton')) as V1Deployment;
     assert.equal(triton.spec!.template.spec!.containers[0].resources?.limits?.['nvidia.com/gpu'], '1');
     assert.deepEqual(plain(triton.spec!.template.spec!.containers[0].envFrom), [{ secretRef: { name: 'vision-model-storage' } }]);
-    const svc = (await read('v1', 'Service', 'vision-triton')) as Any;
+    const svc = (await read('v1', 'Service', 'vision-triton'));
     assert.equal(svc.spec.clusterIP, 'None');
     await read('v1', 'Service', 'vision-api');
-    const hpa = (await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-api')) as Any;
+    const hpa = (await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-api'));
     assert.deepEqual([hpa.spec.minReplicas, hpa.spec.maxReplicas], [2, 10]);
     await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-triton');
     await read('policy/v1', 'PodDisruptionBudget', 'vision-api');
@@ -474,7 +474,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       '--lease-namespace', OP_NS, '--health-host', '127.0.0.1', '--health-port', String(port),
     ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, POD_NAME: 'cli-operator', LOG_LEVEL: 'info' } });
     let log = '';
-    child.stderr!.on('data', (d) => (log += String(d)));
+    child.stderr.on('data', (d) => (log += String(d)));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 'CLI operator ready');

@@ -36,8 +36,8 @@ function podValue(rs: RecognitionService, name: SettingName, setting: Setting<un
   }
   const api = rs.spec.api as unknown as Record<string, unknown>;
   if (source === 'spec') {
-    const value = api[name];
-    return value === undefined ? undefined : { name: setting.env, value: String(value as string | number) };
+    const value = api[name] as string | number | undefined;
+    return value === undefined ? undefined : { name: setting.env, value: String(value) };
   }
   const ref = api[source.secretRef] as { name: string; key: string } | undefined;
   return ref && { name: setting.env, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
