@@ -28,6 +28,7 @@ import type { ObjectDetector } from './recognition/detection.js';
 import { RecognitionService } from './recognition/service.js';
 import { pingDb } from './store/db.js';
 import { PgFeedbackRepository } from './store/feedback.js';
+import { imageRemoved, sweepExpiredImages } from './store/image-retention.js';
 import { PgRequestRepository, closeInstanceRequests, failAbandonedRequests } from './store/requests.js';
 
 export const API_VERSION = '1.0.0';
@@ -55,6 +56,9 @@ export interface BuildAppOptions {
   /** Sweep abandoned QUEUED/PROCESSING requests at start and every `sweepIntervalMs` (default on). */
   sweepAbandoned?: boolean;
   sweepIntervalMs?: number;
+  /** Delete images past IMAGE_RETENTION_DAYS at start and every `retentionIntervalMs` (default on, hourly). */
+  sweepImages?: boolean;
+  retentionIntervalMs?: number;
 }
 
 /** Stable across restarts of the same process slot (host and port), unique among live replicas. */
@@ -137,7 +141,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     limits: () => deps.limits.ready(),
     inference: async () => ((await deps.backend.ready()) ? { ok: true } : { ok: false, detail: 'model not ready' }),
   };
-  await app.register(operationsRoutes, { checks, imageStore: deps.imageStore, signer: deps.signer });
+  const store = deps.imageStore;
+  if (store.ready) checks.imageStore = () => store.ready!();
+  await app.register(operationsRoutes, { checks, imageStore: store, signer: deps.signer, imageRemoved: (id) => imageRemoved(db, id) });
   await app.register(recognitionRoutes, {
     service,
     auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
@@ -156,6 +162,21 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
       await sweep();
       timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? 30_000);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => clearInterval(timer));
+  }
+  if ((options.sweepImages ?? true) && config.imageRetentionDays > 0) {
+    // Every replica runs it; an advisory lock lets one delete while the others skip.
+    const sweep = async () => {
+      const r = await sweepExpiredImages(db, deps.imageStore, config.imageRetentionDays);
+      if (r.deleted > 0 || r.failed > 0) app.log.info({ deleted: r.deleted, failed: r.failed, retentionDays: config.imageRetentionDays }, 'image retention sweep');
+    };
+    const run = () => void sweep().catch((err: unknown) => app.log.error({ err }, 'image retention sweep failed'));
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      run();
+      timer = setInterval(run, options.retentionIntervalMs ?? 3_600_000);
       timer.unref();
     });
     app.addHook('onClose', async () => clearInterval(timer));
@@ -196,6 +217,8 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
     const detachDb = instrumentKnex(db, metrics);
     closers.push(async () => detachDb());
     const intake = await createImageIntake(config);
+    const storeClose = (intake.store as { close?: () => void }).close;
+    if (storeClose) closers.push(async () => storeClose.call(intake.store));
     return {
       config,
       db,

@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   REQUEST_NOT_FOUND: { status: 404, error: 'request_not_found', message: 'Request not found' },
   IMAGE_NOT_FOUND: { status: 404, error: 'not_found', message: 'Image not found' },
   ROUTE_NOT_FOUND: { status: 404, error: 'not_found', message: 'No such endpoint' },
+  // 410
+  IMAGE_EXPIRED: { status: 410, error: 'gone', message: 'The image was removed by the retention policy; the result is still available from the lookup' },
   // 408
   PROCESSING_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'Processing timed out' },
   // 409, 422: idempotency
@@ -54,6 +56,7 @@ export const ERROR_CATALOGUE = {
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },
+  IMAGE_STORE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The image store is unavailable; retry later' },
   NOT_READY: { status: 503, error: 'Service Unavailable', message: 'A dependency of the service is not ready' },
 } as const satisfies Record<string, ErrorSpec>;
 
