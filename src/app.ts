@@ -18,7 +18,7 @@ import { decodeBase64Image } from './images/base64.js';
 import { createImageIntake } from './images/intake.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './images/types.js';
 import type { InferenceBackend } from './inference/backend.js';
-import { createDetector } from './inference/create-detector.js';
+import { createDetector, createDetectorInBackground } from './inference/create-detector.js';
 import type { Limits } from './limits/types.js';
 import { telemetryPlugin } from './telemetry/http.js';
 import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentKnex, watchLimiter } from './telemetry/instrument.js';
@@ -139,7 +139,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const checks: Record<string, ReadinessCheck> = {
     database: () => pingDb(db),
     limits: () => deps.limits.ready(),
-    inference: async () => ((await deps.backend.ready()) ? { ok: true } : { ok: false, detail: 'model not ready' }),
+    inference: async () => {
+      if (await deps.backend.ready()) return { ok: true };
+      const why = (deps.backend as { lastError?: string }).lastError;
+      return { ok: false, detail: why ? `model not ready: ${why}` : 'model not ready' };
+    },
   };
   const store = deps.imageStore;
   if (store.ready) checks.imageStore = () => store.ready!();
@@ -212,7 +216,14 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
     closers.push(() => limits.close());
     const unwatchLimiter = watchLimiter(limits, metrics);
     closers.push(async () => unwatchLimiter());
-    const { detector, backend } = await createDetector(config, (b) => instrumentBackend(b, metrics));
+    // With Triton the server listens at once and readiness waits for the model (it may take
+    // minutes to load); the embedded ONNX Runtime loads in seconds and is awaited.
+    const { detector, backend } =
+      config.tritonUrl === undefined
+        ? await createDetector(config, (b) => instrumentBackend(b, metrics))
+        : await createDetectorInBackground(config, (b) => instrumentBackend(b, metrics), (err) =>
+            log.warn({ err: (err as Error).message }, 'inference backend not ready yet; retrying'),
+          );
     closers.push(() => backend.close());
     const detachDb = instrumentKnex(db, metrics);
     closers.push(async () => detachDb());

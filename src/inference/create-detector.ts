@@ -5,6 +5,7 @@ import type { ObjectDetector } from '../recognition/detection.js';
 import type { InferenceBackend } from './backend.js';
 import { createInferenceBackend } from './create-backend.js';
 import { Detector } from './detector.js';
+import { BackgroundStart } from './start-in-background.js';
 
 /**
  * The caller owns the backend: close it on shutdown. `decorate` wraps the backend before
@@ -25,4 +26,21 @@ export async function createDetector(
     await backend.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * For the server: the backend starts in the background (see BackgroundStart), so the API
+ * listens at once and readiness waits for the model. The catalog is still read first: a
+ * missing catalog is a configuration error that should stop the start.
+ */
+export async function createDetectorInBackground(
+  config: Config,
+  decorate: (backend: InferenceBackend) => InferenceBackend = (b) => b,
+  onError: (err: unknown) => void = () => {},
+): Promise<{ detector: ObjectDetector; backend: BackgroundStart }> {
+  const catalog = await loadCatalog(config.modelCatalog);
+  const options = { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels };
+  const backend = new BackgroundStart(decorate(createInferenceBackend(config)), (started) => new Detector(started, catalog, options), onError);
+  await backend.start();
+  return { detector: backend.asDetector(catalog), backend };
 }
