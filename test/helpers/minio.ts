@@ -41,7 +41,7 @@ async function freePort(): Promise<number> {
 
 export interface MinioServer {
   endpoint: string;
-  /** The environment an app needs to use `bucket` on this server. */
+  /** The settings an app needs to use `bucket` on this server (credentials: AWS_* in process.env). */
   env(bucket: string, prefix?: string): Record<string, string>;
   createBucket(name: string): Promise<void>;
   client(): S3Client;
@@ -104,8 +104,6 @@ export async function startMinio(bin: string): Promise<MinioServer> {
       S3_ENDPOINT: endpoint,
       S3_REGION: 'us-east-1',
       S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: MINIO_USER,
-      AWS_SECRET_ACCESS_KEY: MINIO_PASSWORD,
     }),
     async createBucket(name) {
       const c = client();
