@@ -222,6 +222,7 @@ export const SETTINGS = {
     default: (c) => path.join(String(c.modelRepository), String(c.modelName), 'catalog.json'),
     defaultDoc: '`<repository>/<model>/catalog.json`',
     map: (v) => path.resolve(v),
+    pod: 'operator',
   }),
   scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),

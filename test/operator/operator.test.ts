@@ -467,6 +467,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     o.spec.api.imageStorage = {
       s3: { bucket: 'team-images', prefix: 'keyless/', endpoint: 'http://minio.storage.svc:9000', forcePathStyle: true, credentialsSecretRef: { name: 'images-s3' } },
     };
+    o.spec.api.catalogConfigMapRef = { name: 'centernet-v2-catalog' };
     const created = (await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o })) as RecognitionService;
     const secret = await eventually(async () => core.readNamespacedSecret({ name: 'keyless-api-image-url', namespace: NS }).catch(() => undefined), 'signing Secret');
     assert.deepEqual(
@@ -485,6 +486,14 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.equal(env('S3_FORCE_PATH_STYLE')?.value, 'true');
     assert.equal(env('IMAGE_RETENTION_DAYS')?.value, '30');
     assert.deepEqual(plain(c.envFrom), [{ secretRef: { name: 'images-s3' } }]);
+    // The catalog comes with the model, from a ConfigMap, not from the API image.
+    assert.equal(env('MODEL_CATALOG')?.value, '/etc/recognition/catalog/catalog.json');
+    assert.deepEqual(plain(c.volumeMounts?.find((m) => m.name === 'catalog')), { name: 'catalog', mountPath: '/etc/recognition/catalog', readOnly: true });
+    assert.deepEqual(plain(dep.spec!.template.spec!.volumes?.find((v) => v.name === 'catalog')?.configMap), {
+      defaultMode: 420,
+      name: 'centernet-v2-catalog',
+      items: [{ key: 'catalog.json', path: 'catalog.json' }],
+    });
     // Readiness, not liveness or startup, waits for the backends: /healthz answers at once.
     assert.equal(c.startupProbe?.httpGet?.path, '/healthz');
     assert.equal(c.livenessProbe?.httpGet?.path, '/healthz');

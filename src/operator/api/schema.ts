@@ -135,6 +135,18 @@ export const ApiSpecSchema = Type.Object(
       ),
     ),
     imageRetentionDays: settingField('imageRetentionDays'),
+    catalogConfigMapRef: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1, maxLength: 253 }),
+          key: Type.String({ minLength: 1, maxLength: 253, default: 'catalog.json' }),
+        },
+        {
+          description:
+            'ConfigMap key holding the model catalog (class index -> label, product external id) that belongs to the model Triton serves; mounted read-only and named by MODEL_CATALOG, so a model change needs no new API image.',
+        },
+      ),
+    ),
     port: Type.Integer({ minimum: 1, maximum: 65535, default: 8080 }),
     metricsPort: Type.Integer({ minimum: 1, maximum: 65535, default: 9464 }),
     syncTimeoutMs: settingField('syncTimeoutMs'),

@@ -11,6 +11,8 @@ import {
 } from './naming.js';
 
 export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
+/** Where a catalog ConfigMap is mounted in the API container. */
+const CATALOG_DIR = '/etc/recognition/catalog';
 
 /** The API stops within SHUTDOWN_TIMEOUT_MS (30 s by default); the pod gets a few seconds more. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -29,6 +31,7 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService) => string |
     const s3 = s3Of(rs);
     return s3 ? `s3://${s3.bucket}/${s3.prefix}`.replace(/\/+$/, '') : 'local';
   },
+  modelCatalog: (rs) => (rs.spec.api.catalogConfigMapRef ? `${CATALOG_DIR}/catalog.json` : undefined),
   s3Endpoint: (rs) => s3Of(rs)?.endpoint,
   s3Region: (rs) => s3Of(rs)?.region,
   s3ForcePathStyle: (rs) => (s3Of(rs) ? String(s3Of(rs)!.forcePathStyle) : undefined),
@@ -132,6 +135,7 @@ export function apiDeployment(rs: RecognitionService): KubeObject {
                 { name: 'data', mountPath: '/data' },
                 { name: 'tmp', mountPath: '/tmp' },
                 ...(api.imageStorage?.pvc ? [{ name: 'images', mountPath: '/data/images' }] : []),
+                ...(api.catalogConfigMapRef ? [{ name: 'catalog', mountPath: CATALOG_DIR, readOnly: true }] : []),
               ],
             },
           ],
@@ -139,6 +143,9 @@ export function apiDeployment(rs: RecognitionService): KubeObject {
             { name: 'data', emptyDir: {} },
             { name: 'tmp', emptyDir: {} },
             ...(api.imageStorage?.pvc ? [{ name: 'images', persistentVolumeClaim: { claimName: api.imageStorage.pvc.claimName } }] : []),
+            ...(api.catalogConfigMapRef
+              ? [{ name: 'catalog', configMap: { name: api.catalogConfigMapRef.name, items: [{ key: api.catalogConfigMapRef.key, path: 'catalog.json' }] } }]
+              : []),
           ],
         },
       },
