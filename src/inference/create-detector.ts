@@ -40,7 +40,15 @@ export async function createDetectorInBackground(
 ): Promise<{ detector: ObjectDetector; backend: BackgroundStart }> {
   const catalog = await loadCatalog(config.modelCatalog);
   const options = { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels };
-  const backend = new BackgroundStart(decorate(createInferenceBackend(config)), (started) => new Detector(started, catalog, options), onError);
+  const build = (started: InferenceBackend) => {
+    // The catalog must belong to the served model: labels of another model would be silently wrong.
+    const served = started.metadata().name;
+    if (served !== catalog.model.name) {
+      throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served}"; give the API the catalog of that model (MODEL_CATALOG)`);
+    }
+    return new Detector(started, catalog, options);
+  };
+  const backend = new BackgroundStart(decorate(createInferenceBackend(config)), build, onError);
   await backend.start();
   return { detector: backend.asDetector(catalog), backend };
 }

@@ -37,8 +37,10 @@ export class BackgroundStart implements InferenceBackend {
         this.lastError = undefined;
         return;
       } catch (err) {
-        this.lastError = (err as Error).message;
-        if (!this.closed) this.onError(err);
+        const message = (err as Error).message;
+        // Logged when the reason changes, not every retry.
+        if (!this.closed && message !== this.lastError) this.onError(err);
+        this.lastError = message;
         await new Promise((r) => setTimeout(r, this.retryMs).unref());
       }
     }

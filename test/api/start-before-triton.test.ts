@@ -5,6 +5,8 @@
  * recognises without a restart.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -65,5 +67,35 @@ test('the API listens before Triton is up; readiness waits for the model, then i
   } finally {
     await t.close();
     await server?.close({ graceMs: 0 });
+  }
+});
+
+test('a catalog that belongs to another model keeps the API unready, saying so', async () => {
+  const repo = path.join(REPO_ROOT, 'model-repository');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'recog-catalog-'));
+  const catalog = JSON.parse(await readFile(path.join(repo, 'centernet', 'catalog.json'), 'utf8'));
+  catalog.model.name = 'yolo-retail';
+  await writeFile(path.join(dir, 'catalog.json'), JSON.stringify(catalog));
+  const server = await startV2Server({
+    modelRepository: repo,
+    host: '127.0.0.1',
+    grpcPort: 0,
+    httpPort: null,
+    models: ['centernet'],
+    createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
+  });
+  const t = await buildTestApp({ TRITON_URL: server.grpcAddress, MODEL_CATALOG: path.join(dir, 'catalog.json') });
+  try {
+    let detail = '';
+    const said = await eventually(async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/readyz' });
+      detail = json<{ checks: Record<string, string> }>(res).checks.inference;
+      return res.statusCode === 503 && /is for model "yolo-retail" but the backend serves "centernet"/.test(detail);
+    }, 30_000);
+    assert.ok(said, detail);
+  } finally {
+    await t.close();
+    await server.close({ graceMs: 0 });
+    await rm(dir, { recursive: true, force: true });
   }
 });
