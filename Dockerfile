@@ -4,7 +4,7 @@
 # Build: docker build -t recognition-service:0.1.0 .
 
 # --- build: compile TypeScript and prepare the model repository -------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # .npmrc: onnxruntime-node installs with no download (its CPU binaries ship in the package).
 COPY package.json package-lock.json .npmrc ./
@@ -16,6 +16,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY packages ./packages
 COPY proto ./proto
+# The console web app (bundled by esbuild into dist/console-web during the build).
+COPY web ./web
+COPY scripts/build-console.mjs ./scripts/
 RUN npm run --silent build
 # The converter is a build tool (tools/model/, run with tsx): used here, not shipped.
 COPY tools ./tools
@@ -26,7 +29,7 @@ RUN npm run --silent model:prepare
 RUN npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime -----------------------------------------------------------------------------
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     MODEL_REPOSITORY=/app/model-repository \
     DATA_DIR=/data

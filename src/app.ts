@@ -8,8 +8,10 @@ import os from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
+import { registerConsole, type ConsoleOptions } from './console/plugin.js';
 import { registerOpenApi } from './api/openapi.js';
-import { installErrorHandling } from './api/error-handler.js';
+import { installConnectionLimits, serverTimeoutOptions } from './api/connection-limits.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
 import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
@@ -25,6 +27,7 @@ import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentKne
 import { Metrics } from './telemetry/metrics.js';
 import { createLimits } from './limits/index.js';
 import type { ObjectDetector } from './recognition/detection.js';
+import { CapacityGate, gateDetector } from './recognition/capacity.js';
 import { RecognitionService } from './recognition/service.js';
 import { pingDb } from './store/db.js';
 import { PgFeedbackRepository } from './store/feedback.js';
@@ -47,6 +50,10 @@ export interface AppDeps {
   instanceId?: string;
   /** Prometheus metrics, served at /metrics (default: a fresh registry). */
   metrics?: Metrics;
+  /** Console overrides (tests: sign-in throttling thresholds, where the web files are). */
+  console?: Pick<ConsoleOptions, 'throttle' | 'assetsDir'>;
+  /** Admission to decode/inference (default: from config.detectConcurrency and detectQueueLength). */
+  detectGate?: CapacityGate;
 }
 
 export interface BuildAppOptions {
@@ -67,10 +74,18 @@ export function instanceIdFor(config: Pick<Config, 'port'>, hostname = os.hostna
   return config.port === 0 ? `${hostname}:0:${randomBytes(6).toString('hex')}` : `${hostname}:${config.port}`;
 }
 
-/** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
+/**
+ * No request runs past its deadline (sync limit) while its process lives: at the deadline the
+ * process ends it itself. The margin covers that last write and its retries (db-faults.ts);
+ * past it, nobody will finish the request.
+ */
+export const ABANDON_MARGIN_MS = 10_000;
 export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
-  return config.syncTimeoutMs + 60_000;
+  return config.syncTimeoutMs + ABANDON_MARGIN_MS;
 }
+
+/** How often the sweep runs: the longest a request can stay unfinished is abandonedAfterMs plus this. */
+export const SWEEP_INTERVAL_MS = 5_000;
 
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -78,11 +93,20 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimitBytes,
+    ...serverTimeoutOptions(config),
     // src/telemetry writes one line per request (with trace id, key prefix, route) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => randomUUID(),
     // Our own 503 (with error_code) replaces Fastify's bare one while draining.
     return503OnClosing: false,
+    // Every refusal carries the contract's body: an undecodable URL (before routing) and what
+    // node's HTTP parser refuses (bad request line, headers too large, a client too slow).
+    frameworkErrors,
+    clientErrorHandler,
+    // A "__proto__" or "constructor.prototype" key is dropped, not answered "not valid JSON":
+    // no body field has that name, and dropping it is what makes parsing safe.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
 
@@ -98,6 +122,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // the SERVER span, one log line per request, GET /metrics.
   const metrics = deps.metrics ?? new Metrics();
   await app.register(telemetryPlugin, { metrics });
+
+  installConnectionLimits(app, config);
 
   let draining = false;
   app.addHook('preClose', async () => {
@@ -115,12 +141,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     if (draining) void reply.header('Connection', 'close');
   });
 
+  const detectGate = deps.detectGate ?? new CapacityGate(config.detectConcurrency, config.detectQueueLength);
+  app.decorate('detectGate', detectGate);
   const requests = new PgRequestRepository(db, instanceId);
   const service = new RecognitionService({
     observer: { recognition: (outcome, mode) => metrics.countRecognition(outcome, mode), batchSize: (n) => metrics.observeBatchSize(n) },
     requests,
     feedback: new PgFeedbackRepository(db),
-    detector: deps.detector,
+    detector: gateDetector(deps.detector, detectGate),
     fetcher: deps.fetcher,
     decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
     imageStore: deps.imageStore,
@@ -152,6 +180,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     service,
     auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
   });
+  await registerConsole(app, { db, signer: deps.signer, config, ...deps.console });
 
   if (options.sweepAbandoned ?? true) {
     const sweep = async () => {
@@ -165,7 +194,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       const previous = await failAbandonedRequests(db, 0, instanceId);
       if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
       await sweep();
-      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? 30_000);
+      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
       timer.unref();
     });
     app.addHook('onClose', async () => clearInterval(timer));
@@ -196,6 +225,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 declare module 'fastify' {
   interface FastifyInstance {
     recognition: RecognitionService;
+    detectGate: CapacityGate;
   }
   interface FastifyRequest {
     /** Epoch ms at which the request arrived (its first onRequest hook). */

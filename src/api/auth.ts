@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import type { Limits, RateBucket } from '../limits/types.js';
 import type { Caller } from '../recognition/service.js';
 import { findKeyForAuth, touchKey } from '../store/keys.js';
+import { withDbRetry } from '../store/db-faults.js';
 import { ApiError } from './errors.js';
 
 export const API_KEY_HEADER = 'x-api-key';
@@ -33,7 +34,7 @@ export async function authenticate(db: Knex, header: string | string[] | undefin
   const presented = Array.isArray(header) ? header[0] : header;
   if (presented === undefined || presented.trim() === '') throw new ApiError('MISSING_API_KEY');
   if (presented.length > MAX_KEY_LENGTH) throw new ApiError('INVALID_API_KEY');
-  const found = await findKeyForAuth(db, presented.trim());
+  const found = await withDbRetry(() => findKeyForAuth(db, presented.trim()), { kind: 'read' });
   if (found === null) throw new ApiError('INVALID_API_KEY');
   const { key, org } = found;
   if (key.expires_at !== null && key.expires_at.getTime() <= now.getTime()) throw new ApiError('API_KEY_EXPIRED');

@@ -6,14 +6,14 @@
  * deadline) and batch-fan-out.ts (many images, bounded).
  */
 import { createHash } from 'node:crypto';
-import { ImageError } from '../images/errors.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from '../images/types.js';
+import { utcMonth } from '../limits/month.js';
 import type { Limits } from '../limits/types.js';
 import { Admission } from './admission.js';
 import { fanOutBatch } from './batch-fan-out.js';
 import { DeadlinePipeline, observeOutcome } from './deadline-pipeline.js';
 import type { ObjectDetector } from './detection.js';
-import { RecognitionRejected, type RejectionCode } from './errors.js';
+import { RecognitionRejected } from './errors.js';
 import type { FeedbackRepository, NewRequest, RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source, SyncImage } from './types.js';
 import { toCVResult, type BatchCVResult, type CVResult } from './views.js';
@@ -42,9 +42,6 @@ export interface RecognitionDeps {
   settings: RecognitionSettings;
   logger: Logger;
 }
-
-/** ImageError codes that mean "the client sent something unacceptable" rather than "processing failed". */
-const CLIENT_IMAGE_CODES = new Set(['INVALID_IMAGE_URL', 'INVALID_IMAGE_BASE64', 'UNSUPPORTED_IMAGE_FORMAT', 'IMAGE_TOO_LARGE']);
 
 export class RecognitionService {
   private readonly admission: Admission;
@@ -91,6 +88,14 @@ export class RecognitionService {
     const period = await this.admission.charge(caller, 1, async () => {
       await this.deps.requests.discard(record.id);
     });
+    try {
+      // From here a crash, a 5xx or a timeout refunds through the row (exactly once).
+      await this.deps.requests.markCharged(record.id, period ?? utcMonth(Date.now()));
+    } catch (err) {
+      await this.admission.giveBack(caller, 1, period);
+      await this.deps.requests.discard(record.id).catch(() => {});
+      throw err;
+    }
 
     const outcome = await this.pipeline.run(caller, record, source, deadline);
     observeOutcome(this.deps.observer, outcome, 'sync');
@@ -98,8 +103,9 @@ export class RecognitionService {
       case 'finished':
         return { result: this.view(outcome.record), replayed: false };
       case 'refused':
+      case 'overloaded':
         await this.admission.giveBack(caller, 1, period);
-        throw new RecognitionRejected(outcome.code, outcome.message);
+        throw outcome.error;
       case 'timeout':
         throw new RecognitionRejected('PROCESSING_TIMEOUT', `Processing timed out after ${this.deps.settings.syncTimeoutMs} ms`, { externalId: input.externalId });
       case 'internal':
@@ -140,19 +146,18 @@ export class RecognitionService {
     await this.deps.feedback.rate(requestId, caller.keyId, rating);
   }
 
-  /** Checks the image before anything is written or charged; throws the 400-class rejections. */
+  /**
+   * Checks the image before anything is written or charged. Its ImageError (the client's
+   * fault: a refused URL, bad base64, an unsupported format, too large) goes out as is; the
+   * API translates it, in one place.
+   */
   private intake(image: SyncImage): { source: Source; fingerprint: string } {
-    try {
-      if ('url' in image) {
-        this.deps.fetcher.validate(image.url);
-        return { source: { kind: 'url', url: image.url }, fingerprint: `url:${image.url}` };
-      }
-      const decoded = this.deps.decodeBase64(image.base64, this.deps.settings.maxBase64Bytes);
-      const digest = createHash('sha256').update(decoded.bytes).digest('hex');
-      return { source: { kind: 'base64', image: decoded }, fingerprint: `sha256:${digest}` };
-    } catch (err) {
-      if (err instanceof ImageError && CLIENT_IMAGE_CODES.has(err.code)) throw new RecognitionRejected(err.code as RejectionCode, err.message);
-      throw err;
+    if ('url' in image) {
+      this.deps.fetcher.validate(image.url);
+      return { source: { kind: 'url', url: image.url }, fingerprint: `url:${image.url}` };
     }
+    const decoded = this.deps.decodeBase64(image.base64, this.deps.settings.maxBase64Bytes);
+    const digest = createHash('sha256').update(decoded.bytes).digest('hex');
+    return { source: { kind: 'base64', image: decoded }, fingerprint: `sha256:${digest}` };
   }
 }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Knex } from 'knex';
-import { buildApp, createServices, type Services } from '../../src/app.js';
+import { buildApp, createServices, type AppDeps, type Services } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDb } from '../../src/store/db.js';
 import { createKey, type KeyStatus } from '../../src/store/keys.js';
@@ -65,7 +65,13 @@ export function testConfig(databaseUrl: string, dataDir: string, env: Record<str
 
 export async function buildTestApp(
   env: Record<string, string> = {},
-  options: { sweepAbandoned?: boolean; sweepImages?: boolean; /** Another replica's database (not dropped by this app's close). */ shareDatabase?: TestDatabase } = {},
+  options: {
+    sweepAbandoned?: boolean;
+    sweepImages?: boolean;
+    console?: AppDeps['console'];
+    /** Another replica's database (not dropped by this app's close). */
+    shareDatabase?: TestDatabase;
+  } = {},
 ): Promise<TestApp> {
   const owned = options.shareDatabase === undefined;
   const database = options.shareDatabase ?? (await createTestDatabase());
@@ -77,7 +83,7 @@ export async function buildTestApp(
   try {
     await migrateLatest(db);
     services = await createServices(config, db, { warn: () => {}, info: () => {} });
-    const app = await buildApp(services, { logger: false, sweepAbandoned: options.sweepAbandoned, sweepImages: options.sweepImages ?? false });
+    const app = await buildApp({ ...services, console: options.console }, { logger: false, sweepAbandoned: options.sweepAbandoned, sweepImages: options.sweepImages ?? false });
     await app.ready();
     const svc = services;
     return {

@@ -40,7 +40,7 @@ test('URLs refused on sight are FAILED and free; only accepted ones are charged'
 
 test('one image refused after DNS is given back; a failing image never affects the others', async () => {
   const { deps, limits } = setup(async (url, r) => {
-    if (url.endsWith('/refused')) return { kind: 'refused', code: 'INVALID_IMAGE_URL', message: 'private address' };
+    if (url.endsWith('/refused')) return { kind: 'refused', error: new ImageError('INVALID_IMAGE_URL', 'private address') };
     if (url.endsWith('/boom')) throw new Error('unexpected');
     if (url.endsWith('/slow')) return { kind: 'timeout', record: null };
     return done(r);
