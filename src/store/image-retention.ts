@@ -57,7 +57,9 @@ export async function sweepExpiredImages(db: Knex, store: Pick<ImageStore, 'dele
           await store.delete(id);
           done.push(id);
         } catch {
+          // The store is failing: stop here rather than hold the lock through a batch of timeouts.
           failed += 1;
+          break;
         }
       }
       if (done.length > 0) await trx('requests').whereIn('id', done).update({ image_deleted_at: trx.fn.now() });
