@@ -178,7 +178,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(operationsRoutes, { checks, imageStore: store, signer: deps.signer, imageRemoved: (id) => imageRemoved(db, id) });
   await app.register(recognitionRoutes, {
     service,
-    auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
+    auth: { db, limits: deps.limits },
   });
   await registerConsole(app, { db, signer: deps.signer, config, ...deps.console });
 
