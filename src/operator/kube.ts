@@ -59,6 +59,17 @@ export class KubeClient {
     return (await this.objects.patch(toClientModel(obj), undefined, dryRun, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
   }
 
+  /** Creates the object unless one of that name exists (a 409 is success); true when created. */
+  async createIfAbsent(obj: KubeObject): Promise<boolean> {
+    try {
+      await this.objects.create(toClientModel(obj), undefined, undefined, FIELD_MANAGER);
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 409) return false;
+      throw err;
+    }
+  }
+
   async deleteIfExists(ref: ChildRef): Promise<boolean> {
     try {
       await this.objects.delete({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } });

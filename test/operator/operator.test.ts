@@ -434,6 +434,79 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.ok(await notFound(custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'invalid' })));
   });
 
+  test('image storage: more than one replica without shared storage is refused; exactly one of s3 or pvc', async () => {
+    const base = () => {
+      const o = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+      o.metadata.name = 'storage-check';
+      return o;
+    };
+    const refused = async (o: Any, message: RegExp) =>
+      assert.rejects(custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o }), (err: Any) => {
+        assert.equal(err.code, 422, String(err.body));
+        assert.match((typeof err.body === 'string' ? JSON.parse(err.body) : err.body).message, message);
+        return true;
+      });
+    const noStorage = base();
+    delete noStorage.spec.api.imageStorage;
+    await refused(noStorage, /api.replicas.max > 1 needs storage every replica shares: set api.imageStorage.s3/);
+    const both = base();
+    both.spec.api.imageStorage = { s3: { bucket: 'vision-images' }, pvc: { claimName: 'shared' } };
+    await refused(both, /set exactly one of s3 or pvc/);
+    // One replica on its own disk is allowed.
+    const single = base();
+    delete single.spec.api.imageStorage;
+    single.spec.api.replicas = { min: 1, max: 1 };
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: single });
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'storage-check' });
+  });
+
+  test('without imageUrlSecretRef the operator creates one random signing key for every API pod, and keeps it', async () => {
+    const o = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+    o.metadata = { name: 'keyless', namespace: NS };
+    delete o.spec.api.imageUrlSecretRef;
+    o.spec.api.imageStorage = {
+      s3: { bucket: 'team-images', prefix: 'keyless/', endpoint: 'http://minio.storage.svc:9000', forcePathStyle: true, credentialsSecretRef: { name: 'images-s3' } },
+    };
+    o.spec.api.catalogConfigMapRef = { name: 'centernet-v2-catalog' };
+    const created = (await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o })) as RecognitionService;
+    const secret = await eventually(async () => core.readNamespacedSecret({ name: 'keyless-api-image-url', namespace: NS }).catch(() => undefined), 'signing Secret');
+    assert.deepEqual(
+      secret.metadata!.ownerReferences!.map((r) => [r.kind, r.name, r.uid]),
+      [['RecognitionService', 'keyless', created.metadata.uid]],
+    );
+    const key = Buffer.from(secret.data!.IMAGE_URL_SECRET!, 'base64').toString();
+    assert.match(key, /^[A-Za-z0-9_-]{43}$/, '32 random bytes, base64url');
+
+    const dep = await eventually(async () => getDep('keyless-api').catch(() => undefined), 'keyless-api Deployment');
+    const c = dep.spec!.template.spec!.containers[0];
+    const env = (n: string) => c.env?.find((e) => e.name === n);
+    assert.deepEqual(plain(env('IMAGE_URL_SECRET')?.valueFrom?.secretKeyRef), { name: 'keyless-api-image-url', key: 'IMAGE_URL_SECRET' });
+    assert.equal(env('IMAGE_STORE')?.value, 's3://team-images/keyless');
+    assert.equal(env('S3_ENDPOINT')?.value, 'http://minio.storage.svc:9000');
+    assert.equal(env('S3_FORCE_PATH_STYLE')?.value, 'true');
+    assert.equal(env('IMAGE_RETENTION_DAYS')?.value, '30');
+    assert.deepEqual(plain(c.envFrom), [{ secretRef: { name: 'images-s3' } }]);
+    // The catalog comes with the model, from a ConfigMap, not from the API image.
+    assert.equal(env('MODEL_CATALOG')?.value, '/etc/recognition/catalog/catalog.json');
+    assert.deepEqual(plain(c.volumeMounts?.find((m) => m.name === 'catalog')), { name: 'catalog', mountPath: '/etc/recognition/catalog', readOnly: true });
+    assert.deepEqual(plain(dep.spec!.template.spec!.volumes?.find((v) => v.name === 'catalog')?.configMap), {
+      defaultMode: 420,
+      name: 'centernet-v2-catalog',
+      items: [{ key: 'catalog.json', path: 'catalog.json' }],
+    });
+    // Readiness, not liveness or startup, waits for the backends: /healthz answers at once.
+    assert.equal(c.startupProbe?.httpGet?.path, '/healthz');
+    assert.equal(c.livenessProbe?.httpGet?.path, '/healthz');
+    assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
+
+    // Later reconciles never rotate the key (that would break every link handed out).
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'keyless', body: { spec: { api: { logLevel: 'debug' } } } }, merge);
+    await eventually(async () => ((await getDep('keyless-api')).spec!.template.spec!.containers[0].env?.some((e) => e.name === 'LOG_LEVEL' && e.value === 'debug') ? true : undefined), 'LOG_LEVEL debug rolled out');
+    const again = await core.readNamespacedSecret({ name: 'keyless-api-image-url', namespace: NS });
+    assert.equal(Buffer.from(again.data!.IMAGE_URL_SECRET!, 'base64').toString(), key);
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'keyless' });
+  });
+
   test('two operators: one leader; the standby takes over when the leader stops', async () => {
     standby = new RecognitionOperator({ kubeConfig: operatorKc, leaseNamespace: OP_NS, identity: 'operator-b', health: { host: '127.0.0.1', port: 0 }, ...FAST });
     await standby.start();

@@ -8,6 +8,9 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RecognitionService } from '../api/types.js';
 import { desiredState, childName, INSTANCE_LABEL, COMPONENT_LABEL, type ChildRef, type Component } from '../desired/index.js';
 import { describeError, type KubeClient } from '../kube.js';
+import { signingSecret } from '../desired/api.js';
+import { withDefaults } from '../api/defaults.js';
+import { randomBytes } from 'node:crypto';
 import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
 
 export interface ReconcileCaches {
@@ -52,6 +55,9 @@ export class RecognitionServiceReconciler {
     let deleted = 0;
     let failure: { message: string; reason: string } | undefined;
     try {
+      // Before the Deployment that reads it; created once, so the key (and every link) stays.
+      const secret = signingSecret(withDefaults(rs), randomBytes(32).toString('base64url'));
+      if (secret && (await this.kube.createIfAbsent(secret))) applied++;
       for (const obj of desired.apply) {
         const result = await this.kube.apply<KubernetesObject & ObservedDeployment>(obj);
         applied++;
