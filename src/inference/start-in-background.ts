@@ -69,17 +69,21 @@ export class BackgroundStart implements InferenceBackend {
 
   /** The detector the service uses: it answers UNAVAILABLE until the backend has started. */
   asDetector(catalog: Catalog): ObjectDetector {
-    const self = this;
+    // Arrow functions and a getter bound to this object: the detector is read at call time.
+    const current = () => this.detector;
+    const lastError = () => this.lastError;
     return {
       get model(): ModelRef {
-        return self.detector?.model ?? { ...catalog.model };
+        return current()?.model ?? { ...catalog.model };
       },
       labels: () => [...catalog.classes].sort((a, b) => a.index - b.index).map((c) => c.label),
       detect(image: Uint8Array, options?: DetectOptions): Promise<DetectionOutcome> {
-        if (!self.detector) {
-          return Promise.reject(new InferenceError('UNAVAILABLE', `the model is not loaded yet${self.lastError ? ` (${self.lastError})` : ''}`));
+        const detector = current();
+        if (!detector) {
+          const reason = lastError();
+          return Promise.reject(new InferenceError('UNAVAILABLE', `the model is not loaded yet${reason ? ` (${reason})` : ''}`));
         }
-        return self.detector.detect(image, options);
+        return detector.detect(image, options);
       },
     };
   }
