@@ -59,6 +59,8 @@ export interface Observed {
   pods: Record<Component, ObservedPod[]>;
   /** Error of the last apply, if it failed. */
   reconcileError?: string;
+  /** The cluster's DNS domain for the Triton endpoint (default cluster.local). */
+  clusterDomain?: string;
   /** Restarts seen within CRASH_WINDOW_MS, by "pod/container" (see RestartTracker). */
   recentRestarts?: Record<string, number>;
 }
@@ -168,6 +170,7 @@ function componentHealth(
   pods: ObservedPod[],
   recentRestarts: Record<string, number>,
   now: Date,
+  clusterDomain?: string,
 ): ComponentHealth {
   const name = childName(rs, component);
   const s = dep?.status ?? {};
@@ -181,7 +184,7 @@ function componentHealth(
     updatedReplicas: s.updatedReplicas ?? 0,
     availableReplicas: s.availableReplicas ?? 0,
     summary: `${ready}/${desired}`,
-    endpoint: component === 'api' ? apiUrl(rs) : tritonGrpcTarget(rs),
+    endpoint: component === 'api' ? apiUrl(rs) : tritonGrpcTarget(rs, clusterDomain),
   };
   let failure: ComponentHealth['failure'];
   for (const pod of pods) {
@@ -233,8 +236,8 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
   const previous = rs.status;
   const generation = rs.metadata.generation;
   const restarts = observed.recentRestarts ?? {};
-  const api = componentHealth(rs, 'api', observed.api, observed.pods.api, restarts, now);
-  const triton = componentHealth(rs, 'triton', observed.triton, observed.pods.triton, restarts, now);
+  const api = componentHealth(rs, 'api', observed.api, observed.pods.api, restarts, now, observed.clusterDomain);
+  const triton = componentHealth(rs, 'triton', observed.triton, observed.pods.triton, restarts, now, observed.clusterDomain);
 
   const componentCondition = (type: ConditionType, h: ComponentHealth, label: string) =>
     h.failure
@@ -246,7 +249,7 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
 
   const failures: FailureRecord[] = [];
   const iso = now.toISOString();
-  if (observed.reconcileError) failures.push({ component: 'operator', reason: 'ReconcileFailed', message: observed.reconcileError, time: iso });
+  if (observed.reconcileError) failures.push({ component: 'operator', reason: 'ReconcileError', message: observed.reconcileError, time: iso });
   if (api.failure) failures.push({ component: 'api', ...api.failure, time: iso });
   if (triton.failure) failures.push({ component: 'triton', ...triton.failure, time: iso });
 

@@ -353,15 +353,15 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.equal((await getRs()).metadata.resourceVersion, rv);
   });
 
-  test('a child the API server refuses: Degraded ReconcileFailed, retried with backoff, recovers', async () => {
+  test('a child the API server refuses: Degraded ReconcileError, retried with backoff, recovers', async () => {
     const errors = async () => (await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'error')?.value ?? 0;
     const before = await errors();
     // Passes the CRD (valueFrom is free-form) but not Deployment validation.
     await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision', body: { spec: { api: { env: [{ name: 'BROKEN', valueFrom: {} }] } } } }, merge);
     let rs = await eventually(async () => {
       const r = await getRs();
-      return condition(r, 'Degraded')?.reason === 'ReconcileFailed' ? r : undefined;
-    }, 'Degraded ReconcileFailed');
+      return condition(r, 'Degraded')?.reason === 'ReconcileError' ? r : undefined;
+    }, 'Degraded ReconcileError');
     assert.equal(condition(rs, 'Ready')?.status, 'False');
     assert.equal(rs.status?.lastFailure?.component, 'operator');
     assert.match(rs.status?.lastFailure?.message ?? '', /HTTP 422/);
@@ -372,7 +372,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       const r = await getRs();
       return condition(r, 'Degraded')?.status === 'False' ? r : undefined;
     }, 'recovered');
-    assert.equal(rs.status?.lastFailure?.reason, 'ReconcileFailed', 'the last failure is kept');
+    assert.equal(rs.status?.lastFailure?.reason, 'ReconcileError', 'the last failure is kept');
   });
 
   test('leader election: no takeover while the holder renews; takeover once its Lease expires', async () => {
@@ -461,7 +461,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await eventually(async () => ((await getDep('vision-api')).metadata?.ownerReferences?.[0]?.name === 'vision' ? true : undefined), 'restored by operator-b');
     const metrics = await eventually(async () => {
       const text = await (await fetch(`http://127.0.0.1:${standby!.healthPort}/metrics`)).text();
-      return /recognition_operator_reconcile_total\{result="success"\} [1-9]/.test(text) ? text : undefined;
+      return /controller_runtime_reconcile_total\{controller="recognitionservice",result="success"\} [1-9]/.test(text) ? text : undefined;
     }, 'reconciles counted by operator-b');
     assert.match(metrics, /recognition_operator_leader 1/);
   });

@@ -108,9 +108,9 @@ describe('status', () => {
     assert.equal(cond(s.conditions, 'Degraded').reason, 'ProgressDeadlineExceeded');
   });
 
-  test('a failed apply is a Degraded ReconcileFailed', () => {
+  test('a failed apply is a Degraded ReconcileError', () => {
     const s = computeStatus(sampleResource(), { pods: { api: [], triton: [] }, reconcileError: 'HTTP 422: bad' }, T0);
-    assert.equal(cond(s.conditions, 'Degraded').reason, 'ReconcileFailed');
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'ReconcileError');
     assert.equal(s.lastFailure?.component, 'operator');
   });
 

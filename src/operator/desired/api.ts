@@ -17,7 +17,7 @@ function secretEnv(name: string, ref: { name: string; key: string }): EnvVar {
 }
 
 /** Environment of the API container, in src/config.ts's names. Extra env overrides by name. */
-export function apiEnv(rs: RecognitionService): EnvVar[] {
+export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
   const api = rs.spec.api;
   const own: EnvVar[] = [
     { name: 'HOST', value: '0.0.0.0' },
@@ -29,7 +29,7 @@ export function apiEnv(rs: RecognitionService): EnvVar[] {
     ...(api.redisUrlSecretRef ? [secretEnv('REDIS_URL', api.redisUrlSecretRef)] : []),
     ...(api.imageUrlSecretRef ? [secretEnv('IMAGE_URL_SECRET', api.imageUrlSecretRef)] : []),
     // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
-    { name: 'TRITON_URL', value: tritonGrpcTarget(rs) },
+    { name: 'TRITON_URL', value: tritonGrpcTarget(rs, clusterDomain) },
     { name: 'TRITON_MODEL_NAME', value: rs.spec.triton.modelName },
     { name: 'SYNC_TIMEOUT_MS', value: String(api.syncTimeoutMs) },
     { name: 'RATE_LIMIT_PER_MINUTE', value: String(api.rateLimitPerMinute) },
@@ -49,7 +49,7 @@ export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton
   return (rs.spec.autoscaling?.enabled ?? true) && r.max > r.min;
 }
 
-export function apiDeployment(rs: RecognitionService): KubeObject {
+export function apiDeployment(rs: RecognitionService, clusterDomain?: string): KubeObject {
   const api = rs.spec.api;
   const labels = selectorLabels(rs, 'api');
   const probe = (path: string, period: number, failures: number) => ({
@@ -89,7 +89,7 @@ export function apiDeployment(rs: RecognitionService): KubeObject {
                 { name: 'http', containerPort: api.port, protocol: 'TCP' },
                 { name: 'metrics', containerPort: api.metricsPort, protocol: 'TCP' },
               ],
-              env: apiEnv(rs),
+              env: apiEnv(rs, clusterDomain),
               resources: api.resources,
               startupProbe: probe('/healthz', 2, 30),
               livenessProbe: probe('/healthz', 10, 3),
