@@ -88,6 +88,11 @@ export function desiredHash(obj: KubeObject): string {
 export function contains(live: unknown, want: unknown): boolean {
   if (want === null || typeof want !== 'object') {
     if (typeof want === 'number' && typeof live === 'string') return String(want) === live;
+    // The API server writes quantities canonically ("20000" comes back as "20k").
+    if (typeof want === 'string' && typeof live === 'string' && live !== want) {
+      const a = quantity(want);
+      return a !== undefined && a === quantity(live);
+    }
     return live === want;
   }
   if (Array.isArray(want)) {
@@ -96,6 +101,19 @@ export function contains(live: unknown, want: unknown): boolean {
   if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
   const l = live as Record<string, unknown>;
   return Object.entries(want as Record<string, unknown>).every(([k, v]) => v === undefined || contains(k in l ? l[k] : l[`_${k}`], v));
+}
+
+const QUANTITY_SUFFIX: Record<string, number> = {
+  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** The value of a Kubernetes resource quantity ("500m", "1Gi", "20k", "1e3"), or undefined. */
+export function quantity(s: string): number | undefined {
+  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(s);
+  if (!m) return undefined;
+  const base = Number(m[1]) * (m[2] ? 10 ** Number(m[2].slice(1)) : QUANTITY_SUFFIX[m[3] ?? '']);
+  return Number.isFinite(base) ? base : undefined;
 }
 
 /** Whether the operator's own field manager holds spec.replicas (set while no HPA existed). */
@@ -171,7 +189,7 @@ export class RecognitionServiceReconciler {
     );
     let statusWritten = false;
     if (!sameJson(status, rs.status ?? {})) {
-      statusWritten = await this.kube.writeStatus(rs, status);
+        statusWritten = await this.kube.writeStatus(rs, status);
       if (statusWritten) this.recordTransitions(rs, status);
     }
     if (failures.length > 0) throw new ReconcileError(failures.map((f) => f.message).join('; '), failures[0].reason);
