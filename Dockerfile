@@ -4,15 +4,21 @@
 # Build: docker build -t recognition-service:0.1.0 .
 
 # --- build: compile TypeScript and prepare the model repository -------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # .npmrc: onnxruntime-node installs with no download (its CPU binaries ship in the package).
 COPY package.json package-lock.json .npmrc ./
+# npm workspaces: the client SDK and CLI (built alongside, not used by the service at run time).
+COPY packages/client/package.json ./packages/client/
+COPY packages/cli/package.json ./packages/cli/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY packages ./packages
 COPY proto ./proto
 RUN npm run --silent build
+# The converter is a build tool (tools/model/, run with tsx): used here, not shipped.
+COPY tools ./tools
 # The catalog (and, for the embedded backend, the ONNX model) the API reads at start:
 # <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}.
 ENV MODEL_REPOSITORY=/app/model-repository
@@ -20,7 +26,7 @@ RUN npm run --silent model:prepare
 RUN npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime -----------------------------------------------------------------------------
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     MODEL_REPOSITORY=/app/model-repository \
     DATA_DIR=/data

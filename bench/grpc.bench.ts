@@ -8,6 +8,9 @@
  * default 6), so a noisy neighbour on the machine weighs on all of them alike; only one
  * works at a time. The v2 server runs in this process (its model on a worker thread).
  * The API part needs the test PostgreSQL (TEST_DATABASE_URL) and is skipped without it.
+ * With the Python test environment (scripts/python-env.sh), real Triton (tritonserver from
+ * nvidia-pytriton, python backend running ONNX Runtime) is the third candidate, and its own
+ * statistics (queue and compute time per request and per execution) are printed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
@@ -17,6 +20,8 @@ import { OnnxRuntimeBackend } from '../src/inference/onnxruntime-backend.js';
 import { prepareImage } from '../src/inference/preprocess.js';
 import { TritonBackend } from '../src/inference/triton/triton-backend.js';
 import { REPO_ROOT, readFixture } from '../test/helpers/fixtures.js';
+import { pythonEnv, startRealTriton, type RealTriton } from '../test/helpers/python-env.js';
+import type { ModelStatisticsMsg } from '../src/inference/triton/messages.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = 3;
@@ -118,37 +123,82 @@ export async function run(): Promise<void> {
   const embedded = new OnnxRuntimeBackend({ modelPath: path.join(MODEL_REPOSITORY, MODEL, '1', 'model.onnx'), modelName: MODEL, threads: THREADS });
   let server: ChildServer | undefined;
   let triton: TritonBackend | undefined;
+  let real: RealTriton | undefined;
+  let realBackend: TritonBackend | undefined;
   try {
     await embedded.start();
     server = await startChildServer();
     triton = new TritonBackend({ url: server.grpcAddress, modelName: MODEL });
     await triton.start();
-    const statistics = async () => (await triton!.client.modelStatistics(MODEL, '')).model_stats[0]!;
+    let env: ReturnType<typeof pythonEnv>;
+    try {
+      env = pythonEnv();
+    } catch (err) {
+      env = { skip: (err as Error).message };
+    }
+    if ('python' in env) {
+      real = await startRealTriton(env.python, { threads: THREADS });
+      realBackend = new TritonBackend({ url: real.grpcAddress, modelName: MODEL });
+      await realBackend.start();
+    } else {
+      process.stdout.write(`real Triton: skipped (${env.skip})\n`);
+    }
+    const statistics = async (b: TritonBackend) => (await b.client.modelStatistics(MODEL, '')).model_stats[0]!;
     const infer = (b: InferenceBackend) => async (): Promise<void> => void (await b.infer([input]));
-    const before = await statistics();
-    await compare('bare inference, batch 1 per call (basketball1.png at 512×512):', 'inferences', [
+    const before = await statistics(triton);
+    const realBefore = realBackend && (await statistics(realBackend));
+    const one: Candidate[] = [
       { name: 'embedded ONNX Runtime, 1 caller', callers: 1, fn: infer(embedded) },
       { name: 'gRPC → v2 server process, 1 caller', callers: 1, fn: infer(triton) },
+    ];
+    const many: Candidate[] = [
       { name: `embedded ONNX Runtime, ${CONCURRENCY} callers (FIFO queue)`, callers: CONCURRENCY, fn: infer(embedded) },
       { name: `gRPC → v2 server process, ${CONCURRENCY} callers (batching)`, callers: CONCURRENCY, fn: infer(triton) },
-    ]);
-    const after = await statistics();
-    const executions = after.execution_count - before.execution_count;
-    const inferences = after.inference_count - before.inference_count;
-    process.stdout.write(`  v2 server: ${inferences} inferences in ${executions} executions, mean batch ${(inferences / Math.max(1, executions)).toFixed(2)}; [batch size, executions] ${JSON.stringify(after.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]))}\n`);
+    ];
+    if (realBackend) {
+      one.push({ name: 'gRPC → real Triton (PyTriton), 1 caller', callers: 1, fn: infer(realBackend) });
+      many.push({ name: `gRPC → real Triton (PyTriton), ${CONCURRENCY} callers (batching)`, callers: CONCURRENCY, fn: infer(realBackend) });
+    }
+    await compare('bare inference, batch 1 per call (basketball1.png at 512×512):', 'inferences', [...one, ...many]);
+    describeStatistics('v2 server', before, await statistics(triton));
+    if (realBackend && realBefore) describeStatistics('real Triton (its own statistics)', realBefore, await statistics(realBackend));
     await embedded.close();
     await triton.close();
     triton = undefined;
-    await apiThroughput(server.grpcAddress);
+    await realBackend?.close();
+    realBackend = undefined;
+    await apiThroughput(server.grpcAddress, real?.grpcAddress);
   } finally {
     await embedded.close();
     await triton?.close();
+    await realBackend?.close();
+    await real?.stop();
     if (server) await stopChildServer(server);
   }
 }
 
+/** Requests, executions, mean batch, and per-request queue / per-execution compute times between two snapshots. */
+function describeStatistics(name: string, a: ModelStatisticsMsg, b: ModelStatisticsMsg): void {
+  const d = (x: { count: number; ns: number }, y: { count: number; ns: number }) => ({ count: y.count - x.count, ns: y.ns - x.ns });
+  const ms = (v: { count: number; ns: number }) => (v.count ? (v.ns / v.count / 1e6).toFixed(1) : '-');
+  const executions = b.execution_count - a.execution_count;
+  const inferences = b.inference_count - a.inference_count;
+  const sa = a.inference_stats;
+  const sb = b.inference_stats;
+  const success = d(sa.success, sb.success);
+  const queue = d(sa.queue, sb.queue);
+  const input = d(sa.compute_input, sb.compute_input);
+  const infer = d(sa.compute_infer, sb.compute_infer);
+  const output = d(sa.compute_output, sb.compute_output);
+  process.stdout.write(
+    `  ${name}: ${inferences} inferences in ${executions} executions, mean batch ${(inferences / Math.max(1, executions)).toFixed(2)}; ` +
+      `per request: total ${ms(success)} ms, queue ${ms(queue)} ms; compute (mean per count: Triton counts requests, the v2 server executions): input ${ms(input)} ms, infer ${ms(infer)} ms, output ${ms(output)} ms; ` +
+      `[batch size, executions] ${JSON.stringify(b.batch_stats.map((x) => [x.batch_size, x.compute_infer.count]))}\n`,
+  );
+}
+
 /** POST /v1/cv/requests/sync over loopback HTTP: embedded app vs app on TRITON_URL. */
-async function apiThroughput(tritonUrl: string): Promise<void> {
+async function apiThroughput(tritonUrl: string, realTritonUrl: string | undefined): Promise<void> {
   let helpers: typeof import('../test/helpers/app.js');
   try {
     helpers = await import('../test/helpers/app.js');
@@ -167,6 +217,7 @@ async function apiThroughput(tritonUrl: string): Promise<void> {
     for (const [name, env] of [
       ['API sync, embedded backend', {}],
       ['API sync, TRITON_URL → v2 server process', { TRITON_URL: tritonUrl }],
+      ...(realTritonUrl ? [['API sync, TRITON_URL → real Triton (PyTriton)', { TRITON_URL: realTritonUrl }] as const] : []),
     ] as const) {
       const t = await helpers.buildTestApp({ ...env, INFERENCE_THREADS: String(THREADS), LOG_LEVEL: 'silent' });
       apps.push(t);

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm run --silent model:prepare
+# The client packages (SDK and recog-client): the tests import and run them as built.
+npm run --silent build --workspaces
 if [ -z "${TEST_DATABASE_URL:-}" ] || [ -z "${TEST_REDIS_URL:-}" ]; then
   scripts/services.sh start >/dev/null
 fi

@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
 import { registerOpenApi } from './api/openapi.js';
-import { installErrorHandling } from './api/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
 import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
@@ -79,10 +79,24 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     genReqId: () => randomUUID(),
     // Our own 503 (with error_code) replaces Fastify's bare one while draining.
     return503OnClosing: false,
+    // Every refusal carries the contract's body: an undecodable URL (before routing) and what
+    // node's HTTP parser refuses (bad request line, headers too large, a client too slow).
+    frameworkErrors,
+    clientErrorHandler,
+    // A "__proto__" or "constructor.prototype" key is dropped, not answered "not valid JSON":
+    // no body field has that name, and dropping it is what makes parsing safe.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
 
   for (const schema of sharedSchemas) app.addSchema(schema);
+  // The request's arrival, before authentication and before its body is read: the sync
+  // deadline counts from here.
+  app.decorateRequest('arrivedAt', 0);
+  app.addHook('onRequest', async (request) => {
+    request.arrivedAt = Date.now();
+  });
   installErrorHandling(app);
   // First, so its hooks also see the 503s of draining: request metrics, rejections by reason,
   // the SERVER span, one log line per request, GET /metrics.
@@ -165,6 +179,10 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 declare module 'fastify' {
   interface FastifyInstance {
     recognition: RecognitionService;
+  }
+  interface FastifyRequest {
+    /** Epoch ms at which the request arrived (its first onRequest hook). */
+    arrivedAt: number;
   }
 }
 

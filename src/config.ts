@@ -1,54 +1,15 @@
 /**
  * The service's configuration: read from the environment once, at the composition root,
  * validated with a clear message, typed and frozen. Nothing below reads process.env.
+ *
+ * SETTINGS is the one list of settings. Each entry gives the variable's name, how it is
+ * parsed, its default and what it means; from it come the Config type, loadConfig, the
+ * README's configuration table (`npm run crd:generate`, checked by test/config.test.ts),
+ * the environment the Kubernetes operator gives the API pods (`pod`) and, for settings an
+ * SRE sets on the RecognitionService, the CRD field's bounds and default (`crd`).
  */
 import os from 'node:os';
 import path from 'node:path';
-
-export interface Config {
-  port: number;
-  host: string;
-  /** Unset: embedded PostgreSQL under dataDir. */
-  databaseUrl?: string;
-  /** Unset: in-process limiter. */
-  redisUrl?: string;
-  /** Unset: embedded ONNX Runtime. host:port of Triton's gRPC endpoint otherwise. */
-  tritonUrl?: string;
-  tritonModelName: string;
-  /** Empty: the server's latest version. */
-  tritonModelVersion: string;
-  dataDir: string;
-  publicBaseUrl: string;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-
-  modelRepository: string;
-  modelName: string;
-  /** Path of the catalog JSON (class index → label, external_id). */
-  modelCatalog: string;
-  scoreThreshold: number;
-  nmsIou: number;
-  inferenceThreads: number;
-
-  syncTimeoutMs: number;
-  batchConcurrency: number;
-  bodyLimitBytes: number;
-  imageMaxBase64Bytes: number;
-  imageMaxPixels: number;
-  imageFetchAllowCidrs: string[];
-  imageFetchTimeoutMs: number;
-  imageFetchMaxBytes: number;
-  imageFetchMaxRedirects: number;
-  /** HMAC key for signed image URLs; unset: generated once and kept under dataDir. */
-  imageUrlSecret?: string;
-  imageUrlTtlSeconds: number;
-
-  rateLimitPerMinute: number;
-  lookupRateLimitPerMinute: number;
-  defaultMonthlyQuota: number;
-
-  metricsPort?: number;
-  shutdownTimeoutMs: number;
-}
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -60,125 +21,261 @@ class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
 
-  str(name: string, fallback: string): string {
-    const v = this.env[name];
-    return v === undefined || v === '' ? fallback : v;
-  }
-
   optional(name: string): string | undefined {
     const v = this.env[name];
     return v === undefined || v === '' ? undefined : v;
   }
 
-  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  number(name: string, fallback: number, min: number, max: number, integer: boolean): number {
     const raw = this.optional(name);
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      this.problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+    if (!(integer ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
+      this.problems.push(`${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max} (got "${raw}")`);
       return fallback;
     }
     return n;
-  }
-
-  num(name: string, fallback: number, min: number, max: number): number {
-    const raw = this.optional(name);
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < min || n > max) {
-      this.problems.push(`${name} must be a number from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  }
-
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const raw = this.optional(name);
-    if (raw === undefined) return fallback;
-    if (!(allowed as readonly string[]).includes(raw)) {
-      this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
-      return fallback;
-    }
-    return raw as T;
-  }
-
-  url(name: string, protocols: string[]): string | undefined {
-    const raw = this.optional(name);
-    if (raw === undefined) return undefined;
-    try {
-      const u = new URL(raw);
-      if (!protocols.includes(u.protocol)) throw new Error();
-    } catch {
-      this.problems.push(`${name} must be a URL with scheme ${protocols.join(' or ')} (got "${raw}")`);
-    }
-    return raw;
-  }
-
-  cidrs(name: string): string[] {
-    const raw = this.optional(name);
-    if (raw === undefined) return [];
-    const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
-    for (const c of list) {
-      if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) this.problems.push(`${name}: "${c}" is not a CIDR such as 10.0.0.0/8`);
-    }
-    return list;
   }
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/**
+ * Where the operator takes a setting's value for the API pods: the field of the same name
+ * in spec.api ('spec'), a Secret named by a spec.api field ({ secretRef }), or computed by
+ * the operator itself ('operator', see src/operator/desired/api.ts). No `pod`: left unset.
+ */
+export type PodSource = 'spec' | 'operator' | { secretRef: string };
+
+export interface Setting<T> {
+  readonly env: string;
+  /** The README's "Meaning" column. */
+  readonly doc: string;
+  /** The README's "Default" column (Markdown). */
+  readonly defaultDoc: string;
+  /** Parses the variable; `earlier` holds the settings listed before this one. */
+  readonly read: (r: Reader, earlier: Readonly<Record<string, unknown>>) => T;
+  readonly pod?: PodSource;
+  /** JSON Schema of the matching spec.api field of the CRD. */
+  readonly crd?: Readonly<Record<string, unknown>>;
+}
+
+interface Common {
+  pod?: PodSource;
+  defaultDoc?: string;
+}
+
+const code = (v: unknown) => `\`${String(v)}\``;
 const MB = 1024 * 1024;
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+function int(env: string, doc: string, o: Common & { default: number; min: number; max?: number; crd?: boolean }): Setting<number> {
+  const max = o.max ?? UNBOUNDED;
+  return {
+    env,
+    doc,
+    defaultDoc: o.defaultDoc ?? code(o.default),
+    pod: o.pod,
+    read: (r) => r.number(env, o.default, o.min, max, true),
+    ...(o.crd && {
+      crd: { type: 'integer', minimum: o.min, ...(max !== UNBOUNDED && { maximum: max }), default: o.default, description: `${doc} (${env}).` },
+    }),
+  };
+}
+
+function optionalInt(env: string, doc: string, o: Common & { min: number; max: number; unset: string }): Setting<number | undefined> {
+  return {
+    env,
+    doc,
+    defaultDoc: o.unset,
+    pod: o.pod,
+    read: (r) => (r.optional(env) === undefined ? undefined : r.number(env, 0, o.min, o.max, true)),
+  };
+}
+
+function num(env: string, doc: string, o: Common & { default: number; min: number; max: number }): Setting<number> {
+  return { env, doc, defaultDoc: o.defaultDoc ?? code(o.default), pod: o.pod, read: (r) => r.number(env, o.default, o.min, o.max, false) };
+}
+
+/** A string; `fallback` may depend on settings listed earlier. */
+function str(
+  env: string,
+  doc: string,
+  o: Common & { default: string | ((earlier: Readonly<Record<string, unknown>>) => string); map?: (v: string) => string },
+): Setting<string> {
+  const map = o.map ?? ((v: string) => v);
+  return {
+    env,
+    doc,
+    defaultDoc: o.defaultDoc ?? (typeof o.default === 'string' ? (o.default === '' ? 'empty' : code(o.default)) : '?'),
+    pod: o.pod,
+    read: (r, earlier) => map(r.optional(env) ?? (typeof o.default === 'string' ? o.default : o.default(earlier))),
+  };
+}
+
+function optionalStr(env: string, doc: string, o: Common & { unset: string }): Setting<string | undefined> {
+  return { env, doc, defaultDoc: o.unset, pod: o.pod, read: (r) => r.optional(env) };
+}
+
+function oneOf<const T extends string>(env: string, doc: string, allowed: readonly T[], o: Common & { default: T; crd?: boolean }): Setting<T> {
+  return {
+    env,
+    doc,
+    defaultDoc: o.defaultDoc ?? code(o.default),
+    pod: o.pod,
+    read: (r) => {
+      const raw = r.optional(env);
+      if (raw === undefined) return o.default;
+      if (!(allowed as readonly string[]).includes(raw)) {
+        r.problems.push(`${env} must be one of ${allowed.join(', ')} (got "${raw}")`);
+        return o.default;
+      }
+      return raw as T;
+    },
+    ...(o.crd && { crd: { type: 'string', enum: [...allowed], default: o.default, description: `${doc} (${env}).` } }),
+  };
+}
+
+function url(env: string, doc: string, protocols: string[], o: Common & { unset: string }): Setting<string | undefined> {
+  return {
+    env,
+    doc,
+    defaultDoc: o.unset,
+    pod: o.pod,
+    read: (r) => {
+      const raw = r.optional(env);
+      if (raw === undefined) return undefined;
+      try {
+        if (!protocols.includes(new URL(raw).protocol)) throw new Error('scheme');
+      } catch {
+        r.problems.push(`${env} must be a URL with scheme ${protocols.join(' or ')} (got "${raw}")`);
+      }
+      return raw;
+    },
+  };
+}
+
+function cidrs(env: string, doc: string): Setting<string[]> {
+  return {
+    env,
+    doc,
+    defaultDoc: 'empty',
+    read: (r) => {
+      const raw = r.optional(env);
+      if (raw === undefined) return [];
+      const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      for (const c of list) {
+        if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) r.problems.push(`${env}: "${c}" is not a CIDR such as 10.0.0.0/8`);
+      }
+      return list;
+    },
+  };
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Every setting, in the order they are read (a default may use the ones above it). */
+export const SETTINGS = {
+  port: int('PORT', 'where the API listens', { default: 8080, min: 0, max: 65535, pod: 'spec' }),
+  host: str('HOST', 'the address the API binds', { default: '0.0.0.0', pod: 'operator' }),
+  databaseUrl: url('DATABASE_URL', '`postgres://user:pass@host:5432/db`', ['postgres:', 'postgresql:'], {
+    unset: 'unset: embedded PostgreSQL under `DATA_DIR`',
+    pod: { secretRef: 'databaseUrlSecretRef' },
+  }),
+  redisUrl: url('REDIS_URL', '`redis://host:6379`; rate-limit windows and quota counters shared by replicas', ['redis:', 'rediss:'], {
+    unset: 'unset: in-process limiter',
+    pod: { secretRef: 'redisUrlSecretRef' },
+  }),
+  tritonUrl: {
+    env: 'TRITON_URL',
+    doc: "`host:8001`, Triton's gRPC endpoint (`dns:///svc:8001` for round-robin over pods)",
+    defaultDoc: 'unset: in-process ONNX Runtime',
+    pod: 'operator',
+    read: (r: Reader): string | undefined => {
+      const raw = r.optional('TRITON_URL');
+      if (raw === undefined) return undefined;
+      const target = raw.replace(/^grpc:\/\//, '');
+      if (!/^[\w.-]+:\d+$|^\[[0-9a-fA-F:]+\]:\d+$|^(dns|ipv4|ipv6):/.test(target)) {
+        r.problems.push(`TRITON_URL must be host:port of Triton's gRPC endpoint, or a gRPC target such as dns:///triton:8001 (got "${raw}")`);
+      }
+      return target;
+    },
+  } satisfies Setting<string | undefined>,
+  dataDir: str('DATA_DIR', 'embedded database, stored images, the image-link secret', { default: './.data', map: (v) => path.resolve(v), pod: 'operator' }),
+  modelRepository: str('MODEL_REPOSITORY', 'the prepared Triton model repository', { default: './model-repository', map: (v) => path.resolve(v) }),
+  modelName: str('MODEL_NAME', 'the model in that repository', { default: 'centernet' }),
+  tritonModelName: str('TRITON_MODEL_NAME', 'the model Triton serves', {
+    default: (c) => String(c.modelName),
+    defaultDoc: '`MODEL_NAME`',
+    pod: 'operator',
+  }),
+  tritonModelVersion: str('TRITON_MODEL_VERSION', "the model version Triton serves; empty: the server's latest", { default: '' }),
+  publicBaseUrl: {
+    env: 'PUBLIC_BASE_URL',
+    doc: 'base of the signed `image_url` links',
+    defaultDoc: '`http://localhost:$PORT`',
+    pod: 'operator',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string =>
+      (url('PUBLIC_BASE_URL', '', ['http:', 'https:'], { unset: '' }).read(r, c) ?? `http://localhost:${String(c.port)}`).replace(/\/+$/, ''),
+  } satisfies Setting<string>,
+  logLevel: oneOf('LOG_LEVEL', 'log level: `fatal` … `trace`, `silent`', LOG_LEVELS, { default: 'info', pod: 'spec', crd: true }),
+
+  modelCatalog: str('MODEL_CATALOG', 'class index → label and product external id; replaceable', {
+    default: (c) => path.join(String(c.modelRepository), String(c.modelName), 'catalog.json'),
+    defaultDoc: '`<repository>/<model>/catalog.json`',
+    map: (v) => path.resolve(v),
+  }),
+  scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),
+  nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),
+  inferenceThreads: {
+    env: 'INFERENCE_THREADS',
+    doc: 'ONNX Runtime threads',
+    defaultDoc: 'all cores',
+    read: (r: Reader): number => r.number('INFERENCE_THREADS', os.availableParallelism(), 1, 256, true),
+  } satisfies Setting<number>,
+
+  syncTimeoutMs: int('SYNC_TIMEOUT_MS', "sync deadline (and each batch image's), in ms; past it 408", {
+    default: 29_000, min: 100, max: 600_000, pod: 'spec', crd: true,
+  }),
+  batchConcurrency: int('BATCH_CONCURRENCY', 'images of one batch processed at a time', { default: 4, min: 1, max: 10 }),
+  bodyLimitBytes: int('BODY_LIMIT_BYTES', 'larger bodies get 413', { default: 15 * MB, min: 1024, defaultDoc: '15 MiB' }),
+  imageMaxBase64Bytes: int('IMAGE_MAX_BASE64_BYTES', 'encoded base64 limit', { default: 10 * MB, min: 1, defaultDoc: '10 MiB' }),
+  imageMaxPixels: int('IMAGE_MAX_PIXELS', 'decoded images above are refused before decoding', { default: 40_000_000, min: 1 }),
+  imageFetchAllowCidrs: cidrs('IMAGE_FETCH_ALLOW_CIDRS', 'private ranges URL fetching may reach (`10.0.0.0/8,fd00::/8`)'),
+  imageFetchTimeoutMs: int('IMAGE_FETCH_TIMEOUT_MS', 'URL download time limit, in ms', { default: 10_000, min: 100 }),
+  imageFetchMaxBytes: int('IMAGE_FETCH_MAX_BYTES', 'URL download size limit', { default: 10 * MB, min: 1, defaultDoc: '10 MiB' }),
+  imageFetchMaxRedirects: int('IMAGE_FETCH_MAX_REDIRECTS', 'redirects a URL download follows', { default: 3, min: 0, max: 10 }),
+  imageUrlSecret: optionalStr('IMAGE_URL_SECRET', 'HMAC key of signed image links', {
+    unset: 'generated once, kept under `DATA_DIR`',
+    pod: { secretRef: 'imageUrlSecretRef' },
+  }),
+  imageUrlTtlSeconds: int('IMAGE_URL_TTL_SECONDS', 'lifetime of signed image links, in seconds', { default: 7 * 24 * 3600, min: 1, defaultDoc: '7 days' }),
+
+  rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 'per key, sync + batch, rolling 60 s (per-key override: `--rate-limit`)', {
+    default: 10, min: 1, pod: 'spec', crd: true,
+  }),
+  lookupRateLimitPerMinute: int('LOOKUP_RATE_LIMIT_PER_MINUTE', 'per key, lookup + feedback, rolling 60 s', {
+    default: 600, min: 1, pod: 'spec', crd: true,
+  }),
+  defaultMonthlyQuota: int('DEFAULT_MONTHLY_QUOTA', 'per key, calendar month in UTC (per-key: `--quota`)', {
+    default: 10_000, min: 0, pod: 'spec', crd: true,
+  }),
+
+  metricsPort: optionalInt('METRICS_PORT', 'also serve `/metrics` on this port', { min: 1, max: 65535, unset: 'unset', pod: 'spec' }),
+  shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 'how long SIGTERM waits for in-flight requests, in ms', { default: 30_000, min: 0, pod: 'operator' }),
+} as const satisfies Record<string, Setting<unknown>>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+export type Config = { [K in SettingName]: ReturnType<(typeof SETTINGS)[K]['read']> };
 
 /** Builds the configuration from an environment (process.env at the composition root). */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const r = new Reader(env);
-  const port = r.int('PORT', 8080, 0, 65535);
-  const dataDir = path.resolve(r.str('DATA_DIR', './.data'));
-  const modelRepository = path.resolve(r.str('MODEL_REPOSITORY', './model-repository'));
-  const modelName = r.str('MODEL_NAME', 'centernet');
-  const tritonUrl = r.optional('TRITON_URL');
-  if (tritonUrl !== undefined && !/^[\w.-]+:\d+$|^\[[0-9a-fA-F:]+\]:\d+$|^(dns|ipv4|ipv6):/.test(tritonUrl.replace(/^grpc:\/\//, ''))) {
-    r.problems.push(`TRITON_URL must be host:port of Triton's gRPC endpoint, or a gRPC target such as dns:///triton:8001 (got "${tritonUrl}")`);
+  const config: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS) as Array<[string, Setting<unknown>]>) {
+    config[key] = setting.read(r, config);
   }
-  const config: Config = {
-    port,
-    host: r.str('HOST', '0.0.0.0'),
-    databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
-    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
-    tritonUrl: tritonUrl?.replace(/^grpc:\/\//, ''),
-    tritonModelName: r.str('TRITON_MODEL_NAME', modelName),
-    tritonModelVersion: r.str('TRITON_MODEL_VERSION', ''),
-    dataDir,
-    publicBaseUrl: (r.url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, ''),
-    logLevel: r.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
-
-    modelRepository,
-    modelName,
-    modelCatalog: path.resolve(r.str('MODEL_CATALOG', path.join(modelRepository, modelName, 'catalog.json'))),
-    scoreThreshold: r.num('SCORE_THRESHOLD', 0.3, 0, 1),
-    nmsIou: r.num('NMS_IOU', 0.5, 0, 1),
-    inferenceThreads: r.int('INFERENCE_THREADS', os.availableParallelism(), 1, 256),
-
-    syncTimeoutMs: r.int('SYNC_TIMEOUT_MS', 29_000, 100, 600_000),
-    batchConcurrency: r.int('BATCH_CONCURRENCY', 4, 1, 10),
-    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 15 * MB, 1024),
-    imageMaxBase64Bytes: r.int('IMAGE_MAX_BASE64_BYTES', 10 * MB, 1),
-    imageMaxPixels: r.int('IMAGE_MAX_PIXELS', 40_000_000, 1),
-    imageFetchAllowCidrs: r.cidrs('IMAGE_FETCH_ALLOW_CIDRS'),
-    imageFetchTimeoutMs: r.int('IMAGE_FETCH_TIMEOUT_MS', 10_000, 100),
-    imageFetchMaxBytes: r.int('IMAGE_FETCH_MAX_BYTES', 10 * MB, 1),
-    imageFetchMaxRedirects: r.int('IMAGE_FETCH_MAX_REDIRECTS', 3, 0, 10),
-    imageUrlSecret: r.optional('IMAGE_URL_SECRET'),
-    imageUrlTtlSeconds: r.int('IMAGE_URL_TTL_SECONDS', 7 * 24 * 3600, 1),
-
-    rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 10, 1),
-    lookupRateLimitPerMinute: r.int('LOOKUP_RATE_LIMIT_PER_MINUTE', 600, 1),
-    defaultMonthlyQuota: r.int('DEFAULT_MONTHLY_QUOTA', 10_000, 0),
-
-    metricsPort: r.optional('METRICS_PORT') === undefined ? undefined : r.int('METRICS_PORT', 9464, 1, 65535),
-    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0),
-  };
   if (r.problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${r.problems.join('\n  - ')}`);
   }
-  return Object.freeze(config);
+  return Object.freeze(config as Config);
 }

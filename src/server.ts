@@ -14,6 +14,7 @@ import { closeInstanceRequests } from './store/requests.js';
 import { loggerOptions } from './telemetry/logging.js';
 import { startMetricsServer } from './telemetry/metrics-server.js';
 import { startTracing } from './telemetry/tracing.js';
+import { withTimeout } from './deadline.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -76,13 +77,7 @@ export async function gracefulShutdown(opts: {
 }): Promise<{ drained: boolean }> {
   const { app, services, database, log } = opts;
   log.info({ reason: opts.reason, timeoutMs: opts.timeoutMs }, 'shutting down: draining in-flight requests');
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), opts.timeoutMs);
-  });
-  const closed = app.close().then(() => 'closed' as const);
-  const first = await Promise.race([closed, bound]);
-  clearTimeout(timer);
+  const first = await withTimeout(app.close().then(() => 'closed' as const), opts.timeoutMs, () => 'timeout' as const);
   const drained = first === 'closed';
   if (!drained) {
     log.warn('drain bound passed: ending unfinished requests and closing connections');

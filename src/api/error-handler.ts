@@ -1,48 +1,57 @@
 /**
- * The one error handler: every failure leaves as a catalogue body (error, message,
- * error_code). Client errors keep their message; anything unexpected becomes a generic
- * 500 while the full context goes to the log.
+ * The one error translation point: whatever failed (a parser's ApiError, the use case's
+ * RecognitionRejected, an ImageError, Fastify's own errors, a protocol-level refusal of
+ * node's HTTP parser, an unknown route or method) leaves as a catalogue body (error,
+ * message, error_code). Client errors keep their message; anything unexpected becomes a
+ * generic 500 while the full context goes to the log. The code is also set on the reply
+ * (`reply.errorCode`) for telemetry, which never re-reads the body.
  */
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ImageError, type ImageErrorCode } from '../images/errors.js';
 import { RecognitionRejected } from '../recognition/errors.js';
-import { ApiError } from './errors.js';
+import { ApiError, type ErrorCode } from './errors.js';
+import type { Parser } from './inputs.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Maps a body/params that failed its schema (or could not be parsed) to the route's contract error. */
-    invalid?: (input: unknown) => ApiError;
-    /** Which input `invalid` inspects. */
-    invalidSource?: 'body' | 'params';
+    /** The operation's input parser; also picks the error for a body Fastify could not read (empty JSON). */
+    input?: Parser<unknown>;
+  }
+  interface FastifyReply {
+    /** The catalogue code this reply answers with, when it is an error (read by telemetry). */
+    errorCode?: ErrorCode;
   }
 }
 
-function routeInvalid(request: FastifyRequest, input: unknown, fallback: string): ApiError {
-  const map = request.routeOptions.config.invalid;
-  return map ? map(input) : new ApiError('INVALID_PARAMETERS', fallback);
-}
+/** ImageError codes that mean "the client sent something unacceptable" rather than "processing failed". */
+const CLIENT_IMAGE_CODES: ReadonlySet<ImageErrorCode> = new Set(['INVALID_IMAGE_URL', 'INVALID_IMAGE_BASE64', 'UNSUPPORTED_IMAGE_FORMAT', 'IMAGE_TOO_LARGE']);
 
-export function toApiError(err: FastifyError | Error, request: FastifyRequest): ApiError {
+export function toApiError(err: FastifyError | Error, request?: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof RecognitionRejected) {
     const headers: Record<string, string> = {};
     if (err.details.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.details.retryAfterSeconds);
     return new ApiError(err.code, err.message, err.details.externalId !== undefined ? { external_id: err.details.externalId } : {}, headers);
   }
-  const fe = err as FastifyError;
-  if (fe.validation) {
-    const source = request.routeOptions.config.invalidSource ?? 'body';
-    const input = source === 'params' ? request.params : request.body;
-    return routeInvalid(request, input, `Invalid parameters: ${fe.message}`);
+  if (err instanceof ImageError) {
+    return CLIENT_IMAGE_CODES.has(err.code) ? new ApiError(err.code as ErrorCode, err.message) : new ApiError('INTERNAL_ERROR');
   }
+  const fe = err as FastifyError;
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('INVALID_PARAMETERS', 'Unsupported Content-Type: send application/json');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return routeInvalid(request, undefined, 'The request body is empty');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': {
+      const parsed = request?.routeOptions.config.input?.(undefined);
+      return parsed instanceof ApiError ? parsed : new ApiError('INVALID_PARAMETERS', 'The request body is empty');
+    }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('INVALID_PARAMETERS', 'The request body is not valid JSON');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('MALFORMED_REQUEST', 'The URL is not valid percent-encoded UTF-8');
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError('INVALID_PARAMETERS', fe.message);
@@ -50,15 +59,89 @@ export function toApiError(err: FastifyError | Error, request: FastifyRequest): 
   return new ApiError('INTERNAL_ERROR');
 }
 
+/** Sends an ApiError as the contract's body and records its code for telemetry. */
+export function sendApiError(reply: FastifyReply, apiErr: ApiError): FastifyReply {
+  reply.errorCode = apiErr.code;
+  return reply.code(apiErr.status).headers(apiErr.headers).send(apiErr.body());
+}
+
+/** Fastify's `frameworkErrors` option: errors raised before routing (an undecodable URL). */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiErr = toApiError(err, request);
+  request.log.info({ error_code: apiErr.code }, 'request refused');
+  void sendApiError(reply, apiErr);
+}
+
+/** The refusal written for each kind of client error node's HTTP parser reports. */
+function protocolRefusal(err: NodeJS.ErrnoException): ApiError {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('CLIENT_TIMEOUT');
+  if (err.code === 'HPE_HEADER_OVERFLOW') return new ApiError('HEADERS_TOO_LARGE');
+  return new ApiError('MALFORMED_REQUEST');
+}
+
+/**
+ * Fastify's `clientErrorHandler` (node's 'clientError'): a malformed request line, headers
+ * over the limit, or a client too slow to send its request. There is no request object;
+ * the answer is written on the socket, with the catalogue body, and the connection closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiErr = protocolRefusal(err);
+  this.log.debug({ err, error_code: apiErr.code }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify(apiErr.body());
+    socket.write(
+      `HTTP/1.1 ${apiErr.status} ${http.STATUS_CODES[apiErr.status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
+/** Methods registered per route pattern, to tell an unknown path (404) from a wrong method (405). */
+class RouteTable {
+  private readonly routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+
+  add(url: string, methods: string[]): void {
+    const source = url
+      .split(/(:[^/]+|\*)/)
+      .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+      .join('');
+    let entry = this.routes.find((r) => r.pattern.source === `^${source}$`);
+    if (!entry) {
+      entry = { pattern: new RegExp(`^${source}$`), methods: new Set() };
+      this.routes.push(entry);
+    }
+    for (const m of methods) entry.methods.add(m);
+    if (entry.methods.has('GET')) entry.methods.add('HEAD');
+  }
+
+  allowed(path: string): string[] {
+    const methods = new Set<string>();
+    for (const r of this.routes) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+    return [...methods].sort();
+  }
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
+  const table = new RouteTable();
+  app.addHook('onRoute', (route) => {
+    table.add(route.url, Array.isArray(route.method) ? route.method : [route.method]);
+  });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiErr = toApiError(err, request);
     if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ error_code: apiErr.code }, 'request refused');
-    void reply.code(apiErr.status).headers(apiErr.headers).send(apiErr.body());
+    void sendApiError(reply, apiErr);
   });
   app.setNotFoundHandler((request, reply) => {
-    const e = new ApiError('ROUTE_NOT_FOUND', `No endpoint ${request.method} ${request.url.split('?')[0]}`);
-    void reply.code(e.status).send(e.body());
+    const path = request.url.split('?')[0];
+    const allowed = table.allowed(path);
+    if (allowed.length > 0) {
+      void reply.header('Allow', allowed.join(', '));
+      void sendApiError(reply, new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
+      return;
+    }
+    void sendApiError(reply, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${request.method} ${path}`));
   });
 }

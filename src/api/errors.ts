@@ -24,6 +24,7 @@ export const ERROR_CATALOGUE = {
   TOO_MANY_IMAGES: { status: 400, error: 'invalid_request', message: 'Too many images: the maximum is 10 per batch' },
   INVALID_REQUEST_ID: { status: 400, error: 'missing_request_id', message: 'A valid request id (UUID) is required' },
   INVALID_RATING: { status: 400, error: 'invalid_rating', message: 'rating must be -1 (bad), 0 (neutral) or 1 (good)' },
+  MALFORMED_REQUEST: { status: 400, error: 'Bad Request', message: 'The HTTP request is malformed' },
   // 401
   MISSING_API_KEY: { status: 401, error: 'unauthorized', message: 'Missing API key: send it in the x-api-key header' },
   INVALID_API_KEY: { status: 401, error: 'unauthorized', message: 'Invalid API key' },
@@ -41,8 +42,11 @@ export const ERROR_CATALOGUE = {
   REQUEST_NOT_FOUND: { status: 404, error: 'request_not_found', message: 'Request not found' },
   IMAGE_NOT_FOUND: { status: 404, error: 'not_found', message: 'Image not found' },
   ROUTE_NOT_FOUND: { status: 404, error: 'not_found', message: 'No such endpoint' },
+  // 405
+  METHOD_NOT_ALLOWED: { status: 405, error: 'Method Not Allowed', message: 'This method is not allowed on this endpoint' },
   // 408
   PROCESSING_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'Processing timed out' },
+  CLIENT_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'The request was not received in time' },
   // 409, 422: idempotency
   REQUEST_IN_PROGRESS: { status: 409, error: 'request_in_progress', message: 'A request with this external_id is still processing; retry later' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, error: 'idempotency_key_reused', message: 'This external_id was already used with a different image' },
@@ -51,6 +55,8 @@ export const ERROR_CATALOGUE = {
   // 429
   RATE_LIMITED: { status: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' },
   MONTHLY_QUOTA_EXCEEDED: { status: 429, error: 'Too Many Requests', message: 'Monthly quota exceeded' },
+  // 431
+  HEADERS_TOO_LARGE: { status: 431, error: 'Request Header Fields Too Large', message: 'The request headers are too large' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },

@@ -6,6 +6,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 
 export const MAX_BATCH_IMAGES = 10;
+export const MAX_IMAGE_URL_LENGTH = 2048;
 // C0, DEL and C1 controls.
 export const EXTERNAL_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F]+$';
 /** A UUID exactly (ajv's `uuid` format also takes a `urn:uuid:` prefix, which PostgreSQL refuses). */
@@ -15,7 +16,7 @@ export const ExternalId = Type.String({
   minLength: 1,
   maxLength: 255,
   pattern: EXTERNAL_ID_PATTERN,
-  description: 'Client-provided identifier: 1 to 255 characters, no control characters.',
+  description: 'Client-provided identifier: 1 to 255 characters, no control characters, no lone UTF-16 surrogates (400 INVALID_EXTERNAL_ID).',
 });
 
 export const BoundingBox = Type.Object(
@@ -46,7 +47,8 @@ export const CVResult = Type.Object(
     request_id: Type.String({ format: 'uuid' }),
     external_id: Type.Union([Type.String(), Type.Null()], { description: 'Echo of the client-provided id (null for a batch image sent without one).' }),
     status: RequestStatus,
-    image_url: Type.String({ format: 'uri', description: 'Signed address of the stored image (or the submitted URL when it could not be fetched).' }),
+    // No `format: uri`: when the image could not be fetched this echoes the submitted string.
+    image_url: Type.String({ description: 'Signed address of the stored image (or the submitted URL, as sent, when it could not be fetched).' }),
     results: Type.Array(Type.Ref(Detection), { description: 'Empty unless DONE.' }),
     error: Type.Optional(Type.String({ description: 'Set when status is ERROR.' })),
     response_code: Type.Optional(Type.Integer({ description: 'HTTP status of the recognition step (200 when DONE; upstream status of a failed download; 408 on timeout).' })),
@@ -89,16 +91,18 @@ export const FeedbackResult = Type.Object(
   { $id: 'FeedbackResult', title: 'FeedbackResult' },
 );
 
-export const SyncBody = Type.Object(
-  {
-    external_id: ExternalId,
-    image_url: Type.Optional(Type.String({ maxLength: 2048, description: 'Public http(s) URL of the image. Exactly one of image_url, image_base64.' })),
-    image_base64: Type.Optional(
-      Type.String({ description: 'Base64 image (JPEG, PNG, WebP, GIF), optionally with a data:<mime>;base64, prefix; at most 10 MB encoded.' }),
-    ),
-  },
-  { title: 'SyncRequest' },
-);
+const ImageUrlInput = Type.String({ maxLength: MAX_IMAGE_URL_LENGTH, description: 'Public http(s) URL of the image (any string is accepted here; a URL that is not public http(s) is 400 INVALID_IMAGE_URL).' });
+const ImageBase64Input = Type.String({ description: 'Base64 image (JPEG, PNG, WebP, GIF), optionally with a data:<mime>;base64, prefix; at most 10 MB encoded.' });
+
+/** Exactly one of image_url and image_base64: a body with both matches both branches, so oneOf refuses it. */
+export const SyncBody = Type.Unsafe<{ external_id: string; image_url?: string; image_base64?: string }>({
+  title: 'SyncRequest',
+  type: 'object',
+  oneOf: [
+    Type.Object({ external_id: ExternalId, image_url: ImageUrlInput }, { title: 'SyncRequestByUrl' }),
+    Type.Object({ external_id: ExternalId, image_base64: ImageBase64Input }, { title: 'SyncRequestByBase64' }),
+  ],
+});
 
 export const BatchBody = Type.Object(
   {

@@ -135,6 +135,8 @@ class SafeImageFetcher implements ImageFetcher {
     }
     // The URL parser would quietly strip or encode these; refuse them, so what is stored is what was fetched.
     if (/[\u0000-\u001F\u007F]/.test(raw)) throw invalidUrl(`${what} contains control characters`);
+    // A lone UTF-16 surrogate would be stored (and fetched) as U+FFFD: two URLs would collide.
+    if (/\p{Cs}/u.test(raw)) throw invalidUrl(`${what} contains a lone UTF-16 surrogate`);
     let url: URL;
     try {
       url = new URL(raw);

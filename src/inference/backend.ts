@@ -69,7 +69,8 @@ const HTTP_STATUS: Record<InferenceErrorCode, number> = {
   DEADLINE_EXCEEDED: 504,
   MODEL_NOT_READY: 503,
   INVALID_INPUT: 400,
-  RESOURCE_EXHAUSTED: 429,
+  // Server-side overload or a message above its size limit: not the API client's rate limit (429).
+  RESOURCE_EXHAUSTED: 503,
   CANCELLED: 499,
   INTERNAL: 500,
 };

@@ -16,6 +16,7 @@ import {
   type TensorSpec,
 } from './backend.js';
 import type { WireSpec, WireTensor, WorkerInit, WorkerReply } from './onnxruntime-worker.js';
+import { deadlineSignal } from '../deadline.js';
 
 export interface OnnxRuntimeBackendOptions {
   /** Path of model.onnx. */
@@ -184,8 +185,14 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     }
 
     return new Promise<Map<string, Tensor>>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => giveUp(new InferenceError('CANCELLED', 'inference cancelled by the caller'));
+      // The caller's signal and the deadline in one signal; the caller's own abort is CANCELLED.
+      const signal = options.deadline !== undefined ? deadlineSignal(options.deadline, options.signal) : options.signal;
+      const onAbort = (): void =>
+        giveUp(
+          options.signal?.aborted
+            ? new InferenceError('CANCELLED', 'inference cancelled by the caller')
+            : new InferenceError('DEADLINE_EXCEEDED', 'the inference deadline passed'),
+        );
       const job: Job = {
         inputs: wire,
         options,
@@ -203,8 +210,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
           reject(e);
         },
         cleanup: () => {
-          if (timer) clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
+          signal?.removeEventListener('abort', onAbort);
         },
       };
       // Queued: leave the queue without running. Running: answer the caller now; the
@@ -214,10 +220,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
         if (at >= 0) this.queue.splice(at, 1);
         job.reject(err);
       };
-      if (options.deadline !== undefined) {
-        timer = setTimeout(() => giveUp(new InferenceError('DEADLINE_EXCEEDED', 'the inference deadline passed')), Math.max(0, options.deadline - Date.now()));
-      }
-      options.signal?.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(job);
       this.pump();
     });
@@ -265,7 +268,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     if (this.running || this.state !== 'ready' || !this.worker) return;
     let job: Job | undefined;
     while ((job = this.queue.shift())) {
-      // A timer may not have fired yet for a deadline that has just passed.
+      // The deadline's signal may not have fired yet for a deadline that has just passed.
       const late = job.settled ? undefined : rejection(job.options);
       if (late) job.reject(late);
       if (!job.settled) break;

@@ -11,8 +11,10 @@
  * and the call would be counted twice (once in Redis, once by the fallback). We give the
  * reply one more I/O turn before giving up.
  */
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { defineLimiterCommands, type LimiterRedis } from './redis-scripts.js';
+import { raceSignal, timeoutSignal } from '../deadline.js';
 
 export interface LimitsLogger {
   warn(obj: object, msg: string): void;
@@ -64,15 +66,8 @@ export class RedisLink {
   /** Resolves once connected, or after connectWaitMs (then the limiter starts degraded). */
   async waitReady(): Promise<void> {
     if (this.client.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.client.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.opts.connectWaitMs ?? 1500);
-      this.client.once('ready', done);
-    });
+    // Rejects with the timeout's reason when Redis is not ready in time: that is "start degraded".
+    await once(this.client, 'ready', { signal: timeoutSignal(this.opts.connectWaitMs ?? 1500) }).catch(() => undefined);
     if ((this.client.status as string) !== 'ready') this.failed(new Error(`not connected (${this.client.status})`));
   }
 
@@ -104,13 +99,13 @@ export class RedisLink {
 
   /** Rejects after timeoutMs and one more I/O turn without a reply (see the header). */
   private withTimeout<T>(pending: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        setImmediate(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)));
-      }, this.timeoutMs);
-    });
-    return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
+    const late = new AbortController();
+    timeoutSignal(this.timeoutMs).addEventListener(
+      'abort',
+      () => setImmediate(() => late.abort(new Error(`Redis did not answer within ${this.timeoutMs} ms`))),
+      { once: true },
+    );
+    return raceSignal(pending, late.signal);
   }
 
   async ping(): Promise<boolean> {

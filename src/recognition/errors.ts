@@ -1,12 +1,9 @@
 /**
  * Why the use case refused a call. The codes are the API catalogue's (src/api/errors.ts);
- * the API maps them to statuses, this layer only names the reason.
+ * the API maps them to statuses, this layer only names the reason. An image the client
+ * got wrong is refused with its ImageError as is (src/images/errors.ts).
  */
 export type RejectionCode =
-  | 'INVALID_IMAGE_URL'
-  | 'INVALID_IMAGE_BASE64'
-  | 'UNSUPPORTED_IMAGE_FORMAT'
-  | 'IMAGE_TOO_LARGE'
   | 'MONTHLY_QUOTA_EXCEEDED'
   | 'INSUFFICIENT_BALANCE'
   | 'REQUEST_IN_PROGRESS'

@@ -42,6 +42,7 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   INVALID_REQUEST_ID: 'validation',
   INVALID_RATING: 'validation',
   PAYLOAD_TOO_LARGE: 'validation',
+  MALFORMED_REQUEST: 'validation',
 };
 
 /** Probes and scrapes: counted, but neither traced nor logged above debug (they come every few seconds). */
@@ -74,15 +75,6 @@ function validTraceId(id: string | undefined): string | undefined {
 function incomingTraceId(header: string | string[] | undefined): string | undefined {
   const m = typeof header === 'string' ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(header.trim()) : null;
   return validTraceId(m?.[1]);
-}
-
-function parseJson(payload: unknown): unknown {
-  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return undefined;
-  try {
-    return JSON.parse(payload.toString());
-  } catch {
-    return undefined;
-  }
 }
 
 const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => {
@@ -137,13 +129,9 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
 
   app.addHook('onSend', async (request, reply, payload) => {
     const t = state.get(request);
-    if (!t) return payload;
-    // Every refusal leaves through the one error handler as a catalogue body: its error_code
-    // is the single place rejections are classified, whichever layer threw.
-    if (reply.statusCode >= 400) {
-      const code = (parseJson(payload) as { error_code?: unknown } | undefined)?.error_code;
-      if (typeof code === 'string') t.errorCode = code;
-    }
+    // Every refusal leaves through the one error translation point (src/api/error-handler.ts),
+    // which names its catalogue code on the reply: the single place rejections are classified.
+    if (t && reply.statusCode >= 400 && reply.errorCode !== undefined) t.errorCode = reply.errorCode;
     return payload;
   });
 

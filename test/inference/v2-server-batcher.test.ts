@@ -55,13 +55,13 @@ describe('dynamic batcher', () => {
     assert.deepEqual([...r[2]!.outputs.get('y')!.data], [8, 10, 12]);
   });
 
-  test('a cancelled request leaves the queue without running; a full queue refuses with RESOURCE_EXHAUSTED', async () => {
+  test('a cancelled request leaves the queue without running; a full queue refuses with UNAVAILABLE (as Triton)', async () => {
     const executions: number[] = [];
     const b = new DynamicBatcher({ maxBatchSize: 8, maxQueueDelayUs: 60_000_000, maxQueueSize: 2, concurrency: 1, run: doubling(executions) });
     const ac = new AbortController();
     const first = b.submit([rows([[1, 1]])], ac.signal);
     const second = b.submit([rows([[2, 2]])]);
-    await assert.rejects(b.submit([rows([[3, 3]])]), (e: unknown) => e instanceof V2Error && e.code === Status.RESOURCE_EXHAUSTED);
+    await assert.rejects(b.submit([rows([[3, 3]])]), (e: unknown) => e instanceof V2Error && e.code === Status.UNAVAILABLE && /Exceeds maximum queue size/.test(e.message));
     ac.abort();
     await assert.rejects(first, (e: unknown) => e instanceof V2Error && e.code === Status.CANCELLED);
     assert.equal(b.queued, 1);

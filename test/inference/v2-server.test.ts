@@ -104,7 +104,7 @@ describe('local v2 inference server', () => {
   test('unknown model: NOT_FOUND, reported as MODEL_NOT_READY', async () => {
     await rejectsWith(client.modelMetadata('no-such-model', ''), 'MODEL_NOT_READY', /NOT_FOUND: Request for unknown model: 'no-such-model'/);
     await rejectsWith(client.modelInfer(inferRequest(basketball, 1, { model_name: 'no-such-model' })), 'MODEL_NOT_READY', /NOT_FOUND/);
-    await rejectsWith(client.modelInfer(inferRequest(basketball, 1, { model_version: '3' })), 'MODEL_NOT_READY', /no version 3/);
+    await rejectsWith(client.modelInfer(inferRequest(basketball, 1, { model_version: '3' })), 'MODEL_NOT_READY', /NOT_FOUND: Request for unknown model: 'centernet' version 3 is not found/);
   });
 
   test('malformed requests: INVALID_ARGUMENT naming what is wrong, nothing run', async () => {
@@ -117,12 +117,12 @@ describe('local v2 inference server', () => {
         raw_input_contents: [encodeTensorData({ name: 'images', datatype: 'FP32', shape: [1, 256, 256, 3], data: small })],
       }),
       'INVALID_INPUT',
-      /INVALID_ARGUMENT: input 'images' has shape \[1,256,256,3\], model 'centernet' expects \[-1,512,512,3\]/,
+      /INVALID_ARGUMENT: \[request id: test\] unexpected shape for input 'images' for model 'centernet'. Expected \[-1,512,512,3\], got \[1,256,256,3\]/,
     );
     await rejectsWith(
       client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'images', datatype: 'INT32', shape: [1, 512, 512, 3] }] }),
       'INVALID_INPUT',
-      /data-type is 'INT32', but model 'centernet' expects 'FP32'/,
+      /\[request id: test\] inference input 'images' data-type is 'INT32', but model 'centernet' expects 'FP32'/,
     );
     await rejectsWith(
       client.modelInfer({ ...inferRequest(basketball), raw_input_contents: [encodeTensorData({ name: 'images', datatype: 'FP32', shape: [10], data: new Float32Array(10) })] }),
@@ -132,7 +132,7 @@ describe('local v2 inference server', () => {
     await rejectsWith(
       client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'pixels', datatype: 'FP32', shape: [1, 512, 512, 3] }] }),
       'INVALID_INPUT',
-      /unexpected inference input 'pixels'/,
+      /INVALID_ARGUMENT: unexpected inference input 'pixels' for model 'centernet'$/,
     );
     await rejectsWith(client.modelInfer({ ...inferRequest(basketball), inputs: [], raw_input_contents: [] }), 'INVALID_INPUT', /missing 'images'/);
     await rejectsWith(client.modelInfer({ ...inferRequest(basketball), outputs: [{ name: 'boxes' }] }), 'INVALID_INPUT', /unexpected inference output 'boxes'/);
@@ -140,7 +140,7 @@ describe('local v2 inference server', () => {
     await rejectsWith(
       client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'images', datatype: 'FP32', shape: [tooMany, 512, 512, 3] }] }),
       'INVALID_INPUT',
-      new RegExp(`batch size ${tooMany} is outside 1..${CONFIG.maxBatchSize}`),
+      new RegExp(`INVALID_ARGUMENT: \\[request id: test\\] inference request batch-size must be <= ${CONFIG.maxBatchSize} for 'centernet'$`),
     );
     const after = server.statistics(MODEL)[0]!;
     assert.equal(after.execution_count, before.execution_count, 'no malformed request reached the model');
@@ -202,7 +202,7 @@ describe('local v2 inference server', () => {
     assert.equal((await fetch(`${base}/v2/health/live`)).status, 200);
     assert.equal((await fetch(`${base}/v2/health/ready`)).status, 200);
     assert.equal((await fetch(`${base}/v2/models/${MODEL}/ready`)).status, 200);
-    assert.equal((await fetch(`${base}/v2/models/no-such-model/ready`)).status, 503);
+    assert.equal((await fetch(`${base}/v2/models/no-such-model/ready`)).status, 400);
     const unknown = await fetch(`${base}/v2/models/no-such-model`);
     assert.equal(unknown.status, 404);
     assert.match(((await unknown.json()) as { error: string }).error, /unknown model/);
@@ -215,7 +215,8 @@ describe('local v2 inference server', () => {
     assert.ok(stats.model_stats[0]!.batch_stats.some((b) => b.batch_size > 1));
     const grpcStats = await client.modelStatistics(MODEL, '');
     assert.equal(grpcStats.model_stats[0]!.inference_count, stats.model_stats[0]!.inference_count);
-    assert.equal((await fetch(`${base}/v2/health/live`, { method: 'POST' })).status, 405);
+    assert.equal((await fetch(`${base}/v2/health/live`, { method: 'PUT' })).status, 405);
+    assert.equal((await fetch(`${base}/v2/health/live`, { method: 'POST' })).status, 404);
     assert.equal((await fetch(`${base}/v2/models/%E0%A4%A`)).status, 400);
     assert.equal((await fetch(`${base}/v2/nothing-here`)).status, 404);
   });

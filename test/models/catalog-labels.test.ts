@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { centernetCatalog, centernetSourceFiles } from '../../src/models/centernet.js';
+import { centernetCatalog, centernetSourceFiles } from '../../tools/model/centernet.js';
 import { parseCatalog } from '../../src/models/catalog.js';
-import { COCO_CLASSES } from '../../src/models/coco.js';
+import { COCO_CLASSES } from '../../tools/model/coco.js';
 
 test('class indices name the same labels as the model package itself uses', async () => {
   // @vladmandic/human maps this model's class index to a label with src/object/labels.ts.

@@ -5,7 +5,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { GraphModelJson, TfAttr, TfNode, WeightEntry } from '../../src/models/tfjs-graph.js';
+import type { GraphModelJson, TfAttr, TfNode, WeightEntry } from '../../tools/model/tfjs-graph.js';
 
 export const attr = {
   ints: (v: number[]): TfAttr => ({ list: { i: v.map(String) } }),

@@ -4,7 +4,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { register, runModelPrepare } from '../../src/cli/commands/model.js';
+import { register } from '../../src/cli/commands/model.js';
+import { runModelPrepare } from '../../tools/model/prepare-cli.js';
 
 const roots: string[] = [];
 after(async () => {

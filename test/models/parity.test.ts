@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { loadConfig } from '../../src/config.js';
-import { CENTERNET, centernetSourceFiles } from '../../src/models/centernet.js';
-import { prepareModel } from '../../src/models/prepare.js';
+import { CENTERNET, centernetSourceFiles } from '../../tools/model/centernet.js';
+import { prepareModel } from '../../tools/model/prepare.js';
 import { fixturePath } from '../helpers/fixtures.js';
 import { loadTfjsModel, runTfjs } from './tfjs-runner.js';
 

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { loadCatalog } from '../../src/models/catalog.js';
-import { defaultModelCacheDir, prepareModel } from '../../src/models/prepare.js';
+import { defaultModelCacheDir, prepareModel } from '../../tools/model/prepare.js';
 import { parseTritonConfig } from '../../src/models/triton-config.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 
@@ -90,7 +90,7 @@ describe('prepareModel', () => {
     const before = await readFile(good.modelPath);
     for (const delayMs of [0, 400]) {
       // A forced rebuild, killed once it has started converting (or shortly after).
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/models/prepare-cli.ts', '--force'], {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'tools/model/prepare-cli.ts', '--force'], {
         cwd: REPO_ROOT,
         env: { ...process.env, MODEL_REPOSITORY: repository, XDG_CACHE_HOME: path.join(root, 'kill-cache') },
         stdio: ['ignore', 'ignore', 'pipe'],

@@ -6,9 +6,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ort from 'onnxruntime-node';
-import { centernetSourceFiles } from '../../src/models/centernet.js';
-import { convertGraphModel, SUPPORTED_OPS, UnsupportedOpError, stridedSliceSpec } from '../../src/models/tf-to-onnx.js';
-import { halfToFloat, loadGraphModel } from '../../src/models/tfjs-graph.js';
+import { centernetSourceFiles } from '../../tools/model/centernet.js';
+import { convertGraphModel, SUPPORTED_OPS, UnsupportedOpError, stridedSliceSpec } from '../../tools/model/tf-to-onnx.js';
+import { halfToFloat, loadGraphModel } from '../../tools/model/tfjs-graph.js';
 import { GraphFixture, attr, floatToHalf, values } from './graph-fixture.js';
 import { loadTfjsModel, runTfjs } from './tfjs-runner.js';
 

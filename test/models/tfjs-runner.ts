@@ -8,7 +8,7 @@ import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
-import type { GraphModelJson } from '../../src/models/tfjs-graph.js';
+import type { GraphModelJson } from '../../tools/model/tfjs-graph.js';
 
 let backendReady: Promise<boolean> | undefined;
 

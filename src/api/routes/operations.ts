@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ImageStore, ImageUrlSigner } from '../../images/types.js';
 import { isUuid } from '../../store/db.js';
 import { ApiError } from '../errors.js';
+import { withTimeout } from '../../deadline.js';
 
 /** A failing check makes the service unready; a degraded one still serves, and says how. */
 export type ReadinessCheck = () => Promise<{ ok: boolean; detail?: string; degraded?: boolean }>;
@@ -17,15 +18,10 @@ export interface OperationsRoutesOptions {
 const CHECK_TIMEOUT_MS = 2_000;
 
 async function runCheck(check: ReadinessCheck): Promise<{ ok: boolean; detail?: string; degraded?: boolean }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<{ ok: boolean; detail: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, detail: `no answer within ${CHECK_TIMEOUT_MS} ms` }), CHECK_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([check().catch((err: Error) => ({ ok: false, detail: err.message })), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(check().catch((err: Error) => ({ ok: false, detail: err.message })), CHECK_TIMEOUT_MS, () => ({
+    ok: false,
+    detail: `no answer within ${CHECK_TIMEOUT_MS} ms`,
+  }));
 }
 
 export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = async (app, opts) => {
@@ -39,6 +35,7 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
     const failing = names.filter((_, i) => !results[i].ok);
     if (failing.length === 0) return { status: 'ready', checks };
     const e = new ApiError('NOT_READY', `not ready: ${failing.map((n) => `${n} (${checks[n]})`).join(', ')}`);
+    reply.errorCode = e.code;
     return reply.code(503).send({ ...e.body(), status: 'not_ready', checks });
   });
 

@@ -3,9 +3,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { RecognitionService } from '../../recognition/service.js';
 import { callerOf, guard, type AuthOptions } from '../auth.js';
-import { ApiError, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import { BatchBody, BatchCVResult, CVResult, FeedbackBody, FeedbackResult, RequestIdParams, SyncBody, responses } from '../schemas.js';
-import { invalidBatch, invalidFeedback, invalidRequestIdParams, invalidSync } from '../validation.js';
+import { parseBatch, parseFeedback, parseOrThrow, parseRequestId, parseSync } from '../inputs.js';
 import { Type } from '@sinclair/typebox';
 
 export const TAG = 'Computer Vision';
@@ -30,6 +30,13 @@ export const OPERATION_ERRORS = {
 
 const security = [{ apiKey: [] }];
 
+/**
+ * Input is checked once, by the operation's parser (src/api/inputs.ts); the schemas on the
+ * routes document it in OpenAPI and shape the responses, but do not validate requests.
+ */
+const parserValidates = () => () => true;
+
+
 export interface RecognitionRoutesOptions {
   service: RecognitionService;
   auth: AuthOptions;
@@ -45,7 +52,8 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
     '/v1/cv/requests/sync',
     {
       onRequest: recognitionGuard,
-      config: { invalid: invalidSync },
+      config: { input: parseSync },
+      validatorCompiler: parserValidates,
       schema: {
         operationId: 'createSyncCvRequest',
         summary: 'Recognise objects in one image, synchronously',
@@ -60,12 +68,8 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request, reply) => {
-      const started = Date.now();
-      const body = request.body;
-      const hasUrl = body.image_url !== undefined;
-      if (hasUrl === (body.image_base64 !== undefined)) throw new ApiError('INVALID_PARAMETERS', 'Exactly one of image_url and image_base64 is required');
-      const image = hasUrl ? { url: body.image_url as string } : { base64: body.image_base64 as string };
-      const { result, replayed } = await service.submitSync(callerOf(request), { externalId: body.external_id, image }, started);
+      const input = parseOrThrow(parseSync, request.body);
+      const { result, replayed } = await service.submitSync(callerOf(request), input, request.arrivedAt);
       if (replayed) void reply.header('Idempotent-Replayed', 'true');
       return result;
     },
@@ -75,7 +79,8 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
     '/v1/cv/requests/batch',
     {
       onRequest: recognitionGuard,
-      config: { invalid: invalidBatch },
+      config: { input: parseBatch },
+      validatorCompiler: parserValidates,
       schema: {
         operationId: 'createBatchCvRequest',
         summary: 'Recognise objects in 1 to 10 images by URL, concurrently',
@@ -87,15 +92,14 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request) => {
-      const started = Date.now();
-      return service.submitBatch(callerOf(request), { urls: request.body.image_urls, externalId: request.body.external_id ?? null }, started);
+      return service.submitBatch(callerOf(request), parseOrThrow(parseBatch, request.body), request.arrivedAt);
     },
   );
 
   // A lookup without an id is the contract's 400 missing_request_id, not a 404 route miss.
   for (const url of ['/v1/cv/requests', '/v1/cv/requests/']) {
     app.get(url, { onRequest: lookupGuard, schema: { hide: true } }, async () => {
-      throw invalidRequestIdParams({});
+      parseOrThrow(parseRequestId, {});
     });
   }
 
@@ -103,7 +107,7 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
     '/v1/cv/requests/:id',
     {
       onRequest: lookupGuard,
-      config: { invalid: invalidRequestIdParams, invalidSource: 'params' },
+      validatorCompiler: parserValidates,
       schema: {
         operationId: 'getRequest',
         summary: 'Status and result of an earlier request',
@@ -114,14 +118,15 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
         response: responses({ 200: Type.Ref(CVResult) }, OPERATION_ERRORS.getRequest),
       },
     },
-    async (request) => service.lookup(callerOf(request), request.params.id),
+    async (request) => service.lookup(callerOf(request), parseOrThrow(parseRequestId, request.params)),
   );
 
   app.post(
     '/v1/cv/feedback',
     {
       onRequest: lookupGuard,
-      config: { invalid: invalidFeedback },
+      config: { input: parseFeedback },
+      validatorCompiler: parserValidates,
       schema: {
         operationId: 'submitFeedback',
         summary: 'Rate an earlier request: -1 bad, 0 neutral, 1 good',
@@ -133,9 +138,9 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request) => {
-      const { request_id, rating } = request.body;
-      await service.rate(callerOf(request), request_id, rating as -1 | 0 | 1);
-      return { status: 'success' as const, message: 'Feedback recorded', request_id, rating };
+      const { requestId, rating } = parseOrThrow(parseFeedback, request.body);
+      await service.rate(callerOf(request), requestId, rating);
+      return { status: 'success' as const, message: 'Feedback recorded', request_id: requestId, rating };
     },
   );
 };

@@ -64,10 +64,10 @@ function nonNegative(value: string): number {
 export function register(program: Command): void {
   program
     .command('inference-server')
-    .description('serve the model repository over KServe v2 gRPC (Triton-compatible) with dynamic batching, plus HTTP /v2/health/*')
+    .description('serve the model repository over KServe v2 gRPC and HTTP/REST (Triton-compatible) with dynamic batching')
     .option('--host <address>', 'interface to listen on', '0.0.0.0')
     .option('--port <port>', 'gRPC port', port, 8001)
-    .option('--http-port <port>', 'HTTP port (health, metadata, stats)', port, 8000)
+    .option('--http-port <port>', 'HTTP/REST port (health, metadata, stats, inference, repository)', port, 8000)
     .option('--model-repository <dir>', 'Triton model repository (default: MODEL_REPOSITORY or ./model-repository)')
     .option('--max-queue-delay-us <n>', "how long a request may wait for a batch to fill (µs); default: the model's config.pbtxt", nonNegative)
     .option('--threads <n>', 'ONNX Runtime threads (default: INFERENCE_THREADS or all cores)', nonNegative)

@@ -19,7 +19,7 @@ export interface DynamicBatcherOptions {
   maxQueueDelayUs: number;
   /** A batch of this size goes out without waiting (the largest preferred size); default max. */
   preferredBatchSize?: number;
-  /** Requests allowed to wait; more are refused RESOURCE_EXHAUSTED. */
+  /** Requests allowed to wait; more are refused UNAVAILABLE (Triton's answer to a full queue). */
   maxQueueSize: number;
   /** Executions at a time (the model's instance count). */
   concurrency: number;
@@ -59,7 +59,7 @@ export class DynamicBatcher {
   /** Queues one request (inputs carry the batch dimension when maxBatchSize > 0). */
   submit(inputs: Tensor[], signal?: AbortSignal): Promise<BatchedResult> {
     if (this.queue.length >= this.opts.maxQueueSize) {
-      return Promise.reject(new V2Error(Status.RESOURCE_EXHAUSTED, `the model's queue is full (${this.opts.maxQueueSize} requests waiting)`));
+      return Promise.reject(new V2Error(Status.UNAVAILABLE, `Exceeds maximum queue size (${this.opts.maxQueueSize} requests waiting)`));
     }
     if (signal?.aborted) return Promise.reject(new V2Error(Status.CANCELLED, 'cancelled before it was queued'));
     const rows = this.opts.maxBatchSize > 0 ? inputs[0]!.shape[0]! : 1;

@@ -9,7 +9,7 @@ import type { InferenceBackend, Tensor, TensorDataType } from '../backend.js';
 import type { InferTensorContents, ModelConfigMsg, ModelInferRequest, ModelInferResponse, ModelMetadataResponse, DataTypeEnum } from '../triton/messages.js';
 import { decodeTensorData, elementCount, elementSize, encodeTensorData, isTensorDataType } from '../triton/tensor-codec.js';
 import { DynamicBatcher } from './dynamic-batcher.js';
-import { V2Error, invalid, notFound, unavailable } from './errors.js';
+import { V2Error, invalid, requestIdPrefix, unavailable, unknownVersion } from './errors.js';
 import { ModelStatistics } from './statistics.js';
 
 export interface TensorConfig {
@@ -43,6 +43,12 @@ export interface ServedModelOptions {
   maxQueueDelayUs?: number;
   maxQueueSize?: number;
 }
+
+/** Triton's hint after a shape error of a batching model (clients see the same text from both servers). */
+const BATCH_DIM_NOTE =
+  '. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. ' +
+  'If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. ' +
+  'See the model configuration docs for more info on max_batch_size.';
 
 export class ServedModel {
   readonly config: ServedModelConfig;
@@ -104,7 +110,7 @@ export class ServedModel {
 
   /** Throws NOT_FOUND unless `version` is empty or the one served. */
   checkVersion(version: string): void {
-    if (version !== '' && version !== this.version) throw notFound(`model ${this.name} has no version ${version} (serving ${this.version})`);
+    if (version !== '' && version !== this.version) throw unknownVersion(this.name, version);
   }
 
   metadata(): ModelMetadataResponse {
@@ -169,16 +175,18 @@ export class ServedModel {
     if (raw.length !== 0 && raw.length !== request.inputs.length) {
       throw invalid(`${request.inputs.length} inputs but ${raw.length} raw_input_contents; give one per input, in the same order`);
     }
+    // Triton's wording, so that clients and tests can rely on the same messages.
+    const prefix = requestIdPrefix(request.id);
     const seen = new Set<string>();
     let rows: number | undefined;
     const tensors = request.inputs.map((msg, i) => {
       const spec = cfg.inputs.find((s) => s.name === msg.name);
-      if (!spec) throw invalid(`unexpected inference input '${msg.name}' for model '${this.name}' (inputs: ${cfg.inputs.map((s) => s.name).join(', ')})`);
+      if (!spec) throw invalid(`unexpected inference input '${msg.name}' for model '${this.name}'`);
       if (seen.has(msg.name)) throw invalid(`input '${msg.name}' is given twice`);
       seen.add(msg.name);
-      if (msg.datatype !== spec.datatype) throw invalid(`inference input '${msg.name}' data-type is '${msg.datatype}', but model '${this.name}' expects '${spec.datatype}'`);
+      if (msg.datatype !== spec.datatype) throw invalid(`${prefix}inference input '${msg.name}' data-type is '${msg.datatype}', but model '${this.name}' expects '${spec.datatype}'`);
       const shape = msg.shape.map(Number);
-      this.checkShape(msg.name, shape, spec);
+      this.checkShape(msg.name, shape, spec, prefix);
       if (cfg.maxBatchSize > 0) {
         if (rows !== undefined && shape[0] !== rows) throw invalid(`inputs have different batch sizes (${rows} and ${shape[0]})`);
         rows = shape[0];
@@ -196,15 +204,17 @@ export class ServedModel {
     return tensors;
   }
 
-  private checkShape(name: string, shape: number[], spec: TensorConfig): void {
+  private checkShape(name: string, shape: number[], spec: TensorConfig, prefix: string): void {
     const cfg = this.config;
     const expected = cfg.maxBatchSize > 0 ? ['-1', ...spec.dims.map(String)] : spec.dims.map(String);
-    const describe = `input '${name}' has shape [${shape.join(',')}], model '${this.name}' expects [${expected.join(',')}]`;
+    const note = cfg.maxBatchSize > 0 ? BATCH_DIM_NOTE : '';
+    const describe = `${prefix}unexpected shape for input '${name}' for model '${this.name}'. Expected [${expected.join(',')}], got [${shape.join(',')}]${note}`;
     if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw invalid(describe);
     const dims = cfg.maxBatchSize > 0 ? shape.slice(1) : shape;
     if (cfg.maxBatchSize > 0) {
       if (shape.length === 0) throw invalid(describe);
-      if (shape[0]! < 1 || shape[0]! > cfg.maxBatchSize) throw invalid(`input '${name}': batch size ${shape[0]} is outside 1..${cfg.maxBatchSize} (max_batch_size of model '${this.name}')`);
+      if (shape[0]! > cfg.maxBatchSize) throw invalid(`${prefix}inference request batch-size must be <= ${cfg.maxBatchSize} for '${this.name}'`);
+      if (shape[0]! < 1) throw invalid(`${prefix}inference request batch-size must be >= 1 for '${this.name}'`);
     }
     if (dims.length !== spec.dims.length || !spec.dims.every((d, i) => d < 0 || d === dims[i])) throw invalid(describe);
   }

@@ -1,19 +1,28 @@
 /**
  * The local KServe v2 inference server: serves a Triton model repository over the same
- * gRPC service as Triton (inference.GRPCInferenceService), plus HTTP health, metadata and
- * statistics, with dynamic batching per model. For tests, local multi-process setups and
+ * gRPC service as Triton (inference.GRPCInferenceService, every RPC) and Triton's HTTP/REST
+ * paths, with dynamic batching per model and the model repository extension (load/unload). For tests, local multi-process setups and
  * CPU-only deployments; production can swap it for a stock Triton without any change.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { InferenceBackend } from '../backend.js';
-import { inferenceService } from '../triton/proto.js';
+import { PROTO_PATH, inferenceService } from '../triton/proto.js';
 import type { ModelStatisticsMsg } from '../triton/messages.js';
 import { inferenceHandlers, type ServerState } from './grpc-service.js';
+import { unavailable } from './errors.js';
 import { handleHttp } from './http-endpoints.js';
 import { discoverModels, type RepositoryModel } from './model-repository.js';
+import { ModelRegistry } from './repository.js';
 import { ServedModel } from './served-model.js';
+import { withTimeout } from '../../deadline.js';
+
+/** The Triton extensions this server implements (ServerMetadata.extensions). */
+const EXTENSIONS = ['model_configuration', 'model_repository', 'statistics', 'binary_tensor_data'];
+const SERVER_NAME = 'recog-inference-server';
 
 export interface V2ServerOptions {
   modelRepository: string;
@@ -52,30 +61,41 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
   const log = options.log ?? (() => {});
   const host = options.host ?? '0.0.0.0';
   const found = await discoverModels(options.modelRepository, options.models);
-  const models = new Map<string, ServedModel>();
   let live = true;
   let accepting = false;
+  const registry = new ModelRegistry({
+    modelRepository: options.modelRepository,
+    createModel: (rm) => new ServedModel({ config: rm.config, version: rm.version, backend: options.createBackend(rm), maxQueueDelayUs: options.maxQueueDelayUs }),
+    log,
+  });
 
   try {
-    for (const rm of found) {
-      const model = new ServedModel({ config: rm.config, version: rm.version, backend: options.createBackend(rm), maxQueueDelayUs: options.maxQueueDelayUs });
-      models.set(rm.config.name, model);
-      await model.load();
-      log(`model ${rm.config.name} version ${rm.version} loaded (max_batch_size ${rm.config.maxBatchSize}, max queue delay ${options.maxQueueDelayUs ?? rm.config.dynamicBatching?.maxQueueDelayUs ?? 0} µs)`);
-    }
+    for (const rm of found) await registry.load(rm.config.name);
   } catch (err) {
-    await Promise.allSettled([...models.values()].map((m) => m.unload()));
+    await registry.unloadAll();
     throw err;
   }
 
   const state: ServerState = {
     live: () => live,
-    ready: () => accepting && [...models.values()].every((m) => m.isReady()),
-    model: (name) => models.get(name),
-    models: () => [...models.values()],
+    ready: () => accepting && registry.allReady(),
+    serving: () => accepting,
+    model: (name) => registry.get(name),
+    models: () => registry.all(),
+    isKnownButNotLoaded: (name) => registry.isKnownButNotLoaded(name),
+    index: (readyOnly) => registry.index(readyOnly),
+    load: async (name) => {
+      if (!accepting) throw unavailable('the server is shutting down');
+      await registry.load(name);
+    },
+    unload: (name) => registry.unload(name),
+    metadata: () => ({ name: SERVER_NAME, version: serverVersion(), extensions: options.httpPort === null ? EXTENSIONS.filter((e) => e !== 'binary_tensor_data') : EXTENSIONS }),
   };
 
-  const largest = Math.max(4 * 1024 * 1024, ...[...models.values()].map((m) => m.maxRequestBytes() + 64 * 1024));
+  // Room for requests well above max_batch_size, so that they get Triton's INVALID_ARGUMENT
+  // "batch-size must be <= N" rather than the transport's RESOURCE_EXHAUSTED; still a bound
+  // (Triton's own is 2 GiB). Models loaded later share the limit set at start.
+  const largest = Math.max(64 * 1024 * 1024, ...registry.all().map((m) => 4 * m.maxRequestBytes() + 64 * 1024));
   const grpcServer = new grpc.Server({
     'grpc.max_receive_message_length': largest,
     'grpc.max_send_message_length': -1,
@@ -89,7 +109,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
       grpcServer.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${options.grpcPort ?? 8001}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
     );
   } catch (err) {
-    await Promise.allSettled([...models.values()].map((m) => m.unload()));
+    await registry.unloadAll();
     throw err;
   }
 
@@ -97,14 +117,12 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
   let httpPort: number | undefined;
   if (options.httpPort !== null) {
     httpServer = http.createServer((req, res) => {
-      try {
-        handleHttp(state, req, res);
-      } catch (err) {
+      handleHttp(state, req, res, { maxBodyBytes: largest }).catch((err: unknown) => {
         // A bug here must cost one request, not the server.
         log(`HTTP ${req.method} ${req.url}: ${(err as Error).message}`);
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end('{"error":"internal error"}');
-      }
+      });
     });
     httpServer.keepAliveTimeout = 5_000;
     try {
@@ -114,7 +132,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
       });
     } catch (err) {
       grpcServer.forceShutdown();
-      await Promise.allSettled([...models.values()].map((m) => m.unload()));
+      await registry.unloadAll();
       throw err;
     }
     httpPort = (httpServer.address() as AddressInfo).port;
@@ -127,20 +145,19 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
     accepting = false; // ServerReady / ModelReady / /v2/health/ready go false at once
     if (graceMs <= 0) {
       grpcServer.forceShutdown();
-      for (const m of models.values()) m.batcher.abortQueued('the server stopped');
+      for (const m of registry.all()) m.batcher.abortQueued('the server stopped');
     } else {
       // tryShutdown refuses new calls and waits for those in flight, whose batches go out now.
-      for (const m of models.values()) m.batcher.flush();
+      for (const m of registry.all()) m.batcher.flush();
       const drained = new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
-      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
-      if ((await Promise.race([drained, timer])) === 'timeout') {
+      if ((await withTimeout(drained, graceMs, () => 'timeout' as const)) === 'timeout') {
         log(`shutdown: calls still running after ${graceMs} ms, cutting them`);
         grpcServer.forceShutdown();
-        for (const m of models.values()) m.batcher.abortQueued('the server stopped');
+        for (const m of registry.all()) m.batcher.abortQueued('the server stopped');
       }
     }
     live = false;
-    await Promise.allSettled([...models.values()].map((m) => m.unload()));
+    await registry.unloadAll();
     if (httpServer) {
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
@@ -152,8 +169,21 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
     grpcPort,
     httpPort,
     grpcAddress: `${host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${grpcPort}`,
-    inFlight: () => [...models.values()].reduce((n, m) => n + m.inFlight, 0),
-    statistics: (name) => [...models.values()].filter((m) => name === undefined || m.name === name).map((m) => m.stats.snapshot()),
+    inFlight: () => registry.all().reduce((n, m) => n + m.inFlight, 0),
+    statistics: (name) => registry.all().filter((m) => name === undefined || m.name === name).map((m) => m.stats.snapshot()),
     close: (o = {}) => (closing ??= close(o.graceMs ?? 10_000)),
   };
+}
+
+let version: string | undefined;
+/** The package version (ServerMetadata.version). */
+function serverVersion(): string {
+  if (version === undefined) {
+    try {
+      version = (JSON.parse(readFileSync(path.join(path.dirname(PROTO_PATH), '..', 'package.json'), 'utf8')) as { version?: string }).version ?? '0';
+    } catch {
+      version = '0';
+    }
+  }
+  return version;
 }

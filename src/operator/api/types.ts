@@ -1,8 +1,17 @@
 /**
- * The RecognitionService custom resource (cv.recognition.io/v1alpha1) as TypeScript types.
- * The CRD in crds/ is the authority on shape, defaults and validation; these types mirror
- * it so the desired-state builders are checked by the compiler.
+ * The RecognitionService custom resource (cv.recognition.io/v1alpha1) as TypeScript types,
+ * derived from its schema (schema.ts) so the two cannot disagree. Spec types describe the
+ * object after defaulting (withDefaults), which is all the desired-state builders see.
  */
+import type { Static } from '@sinclair/typebox';
+import type {
+  ApiSpecSchema,
+  ConditionSchema,
+  EnvVarSchema,
+  RecognitionServiceSpecSchema,
+  RecognitionServiceStatusSchema,
+  TritonSpecSchema,
+} from './schema.js';
 
 export const GROUP = 'cv.recognition.io';
 export const VERSION = 'v1alpha1';
@@ -10,140 +19,25 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = 'RecognitionService';
 export const PLURAL = 'recognitionservices';
 
-export interface SecretKeyRef {
-  name: string;
-  key: string;
-}
+export type RecognitionServiceSpec = Static<typeof RecognitionServiceSpecSchema>;
+export type ApiSpec = Static<typeof ApiSpecSchema>;
+export type TritonSpec = Static<typeof TritonSpecSchema>;
+export type EnvVar = Static<typeof EnvVarSchema>;
+export type SecretKeyRef = ApiSpec['databaseUrlSecretRef'];
+export type ReplicaRange = ApiSpec['replicas'];
+export type ResourceRequirements = ApiSpec['resources'];
+export type AutoscalingSpec = RecognitionServiceSpec['autoscaling'];
+export type ComponentAutoscaling = NonNullable<AutoscalingSpec['api']>;
+export type DisruptionSpec = RecognitionServiceSpec['podDisruptionBudget'];
 
-export interface ReplicaRange {
-  min: number;
-  max: number;
-}
+export type RecognitionServiceStatus = Static<typeof RecognitionServiceStatusSchema>;
+export type Condition = Static<typeof ConditionSchema>;
+export type ConditionType = Condition['type'];
+export type ConditionStatus = Condition['status'];
+export type ComponentStatus = NonNullable<RecognitionServiceStatus['api']>;
+export type FailureRecord = NonNullable<RecognitionServiceStatus['lastFailure']>;
 
-export interface ResourceRequirements {
-  requests?: Record<string, string>;
-  limits?: Record<string, string>;
-}
-
-export interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: Record<string, unknown>;
-}
-
-export interface ApiSpec {
-  image: string;
-  imagePullPolicy?: string;
-  replicas: ReplicaRange;
-  resources?: ResourceRequirements;
-  env?: EnvVar[];
-  /** Secret holding DATABASE_URL. */
-  databaseUrlSecretRef: SecretKeyRef;
-  /** Secret holding REDIS_URL. Optional: without it each replica limits on its own. */
-  redisUrlSecretRef?: SecretKeyRef;
-  /** Secret holding IMAGE_URL_SECRET: one signing key for every replica. */
-  imageUrlSecretRef?: SecretKeyRef;
-  port: number;
-  metricsPort: number;
-  syncTimeoutMs: number;
-  rateLimitPerMinute: number;
-  lookupRateLimitPerMinute: number;
-  defaultMonthlyQuota: number;
-  logLevel: string;
-  publicBaseUrl?: string;
-  serviceType: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
-}
-
-export interface TritonSpec {
-  image: string;
-  imagePullPolicy?: string;
-  /** s3://bucket/path, gs://bucket/path or pvc://claim/sub/path */
-  storageUri: string;
-  /** Secret whose keys become env vars (AWS_ACCESS_KEY_ID, GOOGLE_APPLICATION_CREDENTIALS...). */
-  storageSecretRef?: { name: string };
-  modelControlMode: 'none' | 'explicit' | 'poll';
-  /** Models loaded at start in explicit mode; default: [modelName]. */
-  models?: string[];
-  /** The model the API asks for (TRITON_MODEL_NAME). */
-  modelName: string;
-  gpus: number;
-  gpuResourceName: string;
-  shmSize: string;
-  replicas: ReplicaRange;
-  resources?: ResourceRequirements;
-  nodeSelector?: Record<string, string>;
-  tolerations?: Array<Record<string, unknown>>;
-  affinity?: Record<string, unknown>;
-  extraArgs?: string[];
-  startupTimeoutSeconds: number;
-}
-
-export interface ComponentAutoscaling {
-  /** autoscaling/v2 MetricSpec list, passed through to the HPA. */
-  metrics?: Array<Record<string, unknown>>;
-  behavior?: Record<string, unknown>;
-}
-
-export interface AutoscalingSpec {
-  enabled: boolean;
-  api?: ComponentAutoscaling;
-  triton?: ComponentAutoscaling;
-}
-
-export interface DisruptionSpec {
-  enabled: boolean;
-  /** Integer or percentage, as in a PodDisruptionBudget. */
-  maxUnavailable: number | string;
-}
-
-export interface RecognitionServiceSpec {
-  api: ApiSpec;
-  triton: TritonSpec;
-  autoscaling?: AutoscalingSpec;
-  podDisruptionBudget?: DisruptionSpec;
-  monitoring?: { serviceMonitor?: { enabled: boolean; interval?: string; labels?: Record<string, string> } };
-  networkPolicy?: { enabled: boolean };
-}
-
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-export type ConditionType = 'ApiReady' | 'TritonReady' | 'Ready' | 'Progressing' | 'Degraded';
-
-export interface Condition {
-  type: ConditionType;
-  status: ConditionStatus;
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
-
-export interface ComponentStatus {
-  deployment: string;
-  replicas: number;
-  readyReplicas: number;
-  updatedReplicas: number;
-  availableReplicas: number;
-  /** "ready/desired", for the printer columns. */
-  summary: string;
-  endpoint?: string;
-}
-
-export interface FailureRecord {
-  component: 'api' | 'triton' | 'operator';
-  reason: string;
-  message: string;
-  time: string;
-}
-
-export interface RecognitionServiceStatus {
-  observedGeneration?: number;
-  url?: string;
-  api?: ComponentStatus;
-  triton?: ComponentStatus;
-  conditions?: Condition[];
-  lastFailure?: FailureRecord;
-}
-
+/** The API server's metadata, as far as the operator reads it. */
 export interface ObjectMeta {
   name: string;
   namespace: string;

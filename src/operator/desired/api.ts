@@ -1,4 +1,5 @@
 /** The API's Deployment and Service: pure functions of the RecognitionService. */
+import { SETTINGS, type Setting, type SettingName } from '../../config.js';
 import type { EnvVar, RecognitionService } from '../api/types.js';
 import {
   childMeta,
@@ -12,33 +13,40 @@ import {
 /** The API stops within SHUTDOWN_TIMEOUT_MS (30 s by default); the pod gets a few seconds more. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 
-function secretEnv(name: string, ref: { name: string; key: string }): EnvVar {
-  return { name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
+/** Settings whose `pod` is 'operator' (src/config.ts): what the operator itself decides. */
+const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDomain?: string) => string>> = {
+  host: () => '0.0.0.0',
+  dataDir: () => '/data',
+  // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
+  tritonUrl: (rs, clusterDomain) => tritonGrpcTarget(rs, clusterDomain),
+  tritonModelName: (rs) => rs.spec.triton.modelName,
+  publicBaseUrl: (rs) => rs.spec.api.publicBaseUrl ?? apiUrl(rs),
+  shutdownTimeoutMs: () => String(SHUTDOWN_TIMEOUT_MS),
+};
+
+function podValue(rs: RecognitionService, name: SettingName, setting: Setting<unknown>, clusterDomain?: string): EnvVar | undefined {
+  const source = setting.pod;
+  if (source === undefined) return undefined;
+  if (source === 'operator') {
+    const compute = COMPUTED[name];
+    if (!compute) throw new Error(`setting ${name}: pod 'operator' but the operator computes no value for it`);
+    return { name: setting.env, value: compute(rs, clusterDomain) };
+  }
+  const api = rs.spec.api as unknown as Record<string, unknown>;
+  if (source === 'spec') {
+    const value = api[name];
+    return value === undefined ? undefined : { name: setting.env, value: String(value as string | number) };
+  }
+  const ref = api[source.secretRef] as { name: string; key: string } | undefined;
+  return ref && { name: setting.env, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
 }
 
-/** Environment of the API container, in src/config.ts's names. Extra env overrides by name. */
+/** Environment of the API container, from the settings table of src/config.ts. Extra env overrides by name. */
 export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
-  const api = rs.spec.api;
-  const own: EnvVar[] = [
-    { name: 'HOST', value: '0.0.0.0' },
-    { name: 'PORT', value: String(api.port) },
-    { name: 'METRICS_PORT', value: String(api.metricsPort) },
-    { name: 'LOG_LEVEL', value: api.logLevel },
-    { name: 'DATA_DIR', value: '/data' },
-    secretEnv('DATABASE_URL', api.databaseUrlSecretRef),
-    ...(api.redisUrlSecretRef ? [secretEnv('REDIS_URL', api.redisUrlSecretRef)] : []),
-    ...(api.imageUrlSecretRef ? [secretEnv('IMAGE_URL_SECRET', api.imageUrlSecretRef)] : []),
-    // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
-    { name: 'TRITON_URL', value: tritonGrpcTarget(rs, clusterDomain) },
-    { name: 'TRITON_MODEL_NAME', value: rs.spec.triton.modelName },
-    { name: 'SYNC_TIMEOUT_MS', value: String(api.syncTimeoutMs) },
-    { name: 'RATE_LIMIT_PER_MINUTE', value: String(api.rateLimitPerMinute) },
-    { name: 'LOOKUP_RATE_LIMIT_PER_MINUTE', value: String(api.lookupRateLimitPerMinute) },
-    { name: 'DEFAULT_MONTHLY_QUOTA', value: String(api.defaultMonthlyQuota) },
-    { name: 'PUBLIC_BASE_URL', value: api.publicBaseUrl ?? apiUrl(rs) },
-    { name: 'SHUTDOWN_TIMEOUT_MS', value: String(SHUTDOWN_TIMEOUT_MS) },
-  ];
-  const extra = api.env ?? [];
+  const own = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
+    .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
+    .filter((e): e is EnvVar => e !== undefined);
+  const extra = rs.spec.api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
   return [...own.filter((e) => !overridden.has(e.name)), ...extra];
 }

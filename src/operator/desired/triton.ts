@@ -83,8 +83,8 @@ function gpuScheduling(rs: RecognitionService): { nodeSelector?: Record<string, 
 export function tritonDeployment(rs: RecognitionService): KubeObject {
   const t = rs.spec.triton;
   const storage = modelStorage(t.storageUri);
-  const limits: Record<string, string> = { ...(t.resources?.limits ?? {}) };
-  const requests: Record<string, string> = { ...(t.resources?.requests ?? {}) };
+  const limits: Record<string, string | number> = { ...(t.resources.limits ?? {}) };
+  const requests: Record<string, string | number> = { ...(t.resources.requests ?? {}) };
   if (t.gpus > 0) limits[t.gpuResourceName] = String(t.gpus);
   const httpProbe = (path: string, period: number, failures: number) => ({
     httpGet: { path, port: 'http' },

@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Catalog } from './catalog.js';
+import type { Catalog } from '../../src/models/catalog.js';
 import { COCO_CLASSES } from './coco.js';
 import { convertGraphModel, type ConvertResult } from './tf-to-onnx.js';
 import { loadGraphModel } from './tfjs-graph.js';

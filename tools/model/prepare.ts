@@ -17,7 +17,7 @@ import { access, cp, mkdir, readFile, readdir, rename, rm, stat, writeFile } fro
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CENTERNET, centernetCatalog, centernetSourceFiles, convertCenternet } from './centernet.js';
-import { centernetTritonConfig, renderTritonConfig } from './triton-config.js';
+import { centernetTritonConfig, renderTritonConfig } from '../../src/models/triton-config.js';
 
 export interface PrepareOptions {
   /** Root of the Triton model repository (MODEL_REPOSITORY). */
@@ -47,7 +47,8 @@ export interface PreparedModel {
 }
 
 const STAMP = '.prepared.json';
-const CONVERTER_SOURCES = ['prepare', 'centernet', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', 'triton-config'];
+/** The converter's own sources (tools/model/), and the runtime modules whose files it writes. */
+const CONVERTER_SOURCES = ['prepare', 'centernet', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', '../../src/models/triton-config', '../../src/models/catalog'];
 /** Bump to force a rebuild when the repository layout changes without a code change here. */
 const LAYOUT_VERSION = '1';
 
@@ -218,25 +219,11 @@ export async function sourceHash(source: { json: string; bin: string }, modelNam
       throw new Error(`cannot read the source model ${f}: ${(err as Error).message} (is @vladmandic/human installed? run npm ci)`, { cause: err });
     }
   }
+  // The tools run from their TypeScript sources (tsx), never from a build.
   const here = path.dirname(fileURLToPath(import.meta.url));
   for (const name of CONVERTER_SOURCES) {
-    // The TypeScript source whether we run from src/ or from the build in dist/ (so both
-    // agree on the hash); the built .js only where the sources are not shipped.
-    const file = await firstExisting([path.join(here, `${name}.ts`), path.join(here, '..', '..', 'src', 'models', `${name}.ts`), path.join(here, `${name}.js`)]);
-    h.update(`${name}\n`);
-    if (file) h.update(await readFile(file));
+    h.update(`${path.basename(name)}\n`);
+    h.update(await readFile(path.join(here, `${name}.ts`)));
   }
   return h.digest('hex').slice(0, 32);
-}
-
-async function firstExisting(files: string[]): Promise<string | undefined> {
-  for (const f of files) {
-    try {
-      await access(f, fsConstants.R_OK);
-      return f;
-    } catch {
-      // try the next one
-    }
-  }
-  return undefined;
 }

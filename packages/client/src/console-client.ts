@@ -1,0 +1,239 @@
+/**
+ * The console API (`/console/api/v1`) for programs: e-mail/password login, bearer tokens
+ * that refresh by themselves, and the key operations. Where tokens live is the caller's
+ * choice (a TokenStore): memory in a browser tab, a 0600 file for the CLI.
+ */
+import { ApiError } from './errors.js';
+import { readJson, Transport, type RetryMode, type TransportOptions } from './transport.js';
+
+export interface Tokens {
+  accessToken: string;
+  /** Epoch ms when the access token stops working. */
+  accessExpiresAt: number;
+  refreshToken: string;
+  refreshExpiresAt?: number;
+}
+
+export interface TokenStore {
+  load(): Promise<Tokens | null>;
+  save(tokens: Tokens): Promise<void>;
+  clear(): Promise<void>;
+  /**
+   * Runs `fn` holding a lock shared by every user of the same tokens (other processes too),
+   * so only one of them spends the refresh token. Optional for single-process stores.
+   */
+  locked?<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export class MemoryTokenStore implements TokenStore {
+  private tokens: Tokens | null = null;
+  async load() {
+    return this.tokens;
+  }
+  async save(t: Tokens) {
+    this.tokens = t;
+  }
+  async clear() {
+    this.tokens = null;
+  }
+}
+
+/** No usable session: log in (again). */
+export class NotLoggedInError extends Error {
+  constructor(message = 'not logged in') {
+    super(message);
+    this.name = 'NotLoggedInError';
+  }
+}
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type KeyStatus = 'active' | 'suspended' | 'revoked';
+
+export interface User {
+  id: string;
+  email: string;
+}
+
+export interface Membership {
+  org: { id: string; name: string };
+  role: Role;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  description: string | null;
+  prefix: string;
+  status: KeyStatus;
+  classes: string[];
+  monthly_quota: number | null;
+  used_this_month: number;
+  rate_limit_per_minute: number | null;
+  last_used_at: string | null;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface NewKey {
+  name: string;
+  description?: string;
+  classes: string[];
+  monthly_quota?: number;
+  expires_at?: string | null;
+  rate_limit_per_minute?: number;
+}
+
+export type KeyChanges = Partial<Omit<NewKey, 'classes'>> & { classes?: string[] };
+
+export interface UsageDay {
+  date: string;
+  done: number;
+  error: number;
+  refused: number;
+}
+
+export interface Usage {
+  days: UsageDay[];
+  [other: string]: unknown;
+}
+
+export interface ConsoleClientOptions extends TransportOptions {
+  store?: TokenStore;
+  /** Refresh this long before the access token expires (ms). Default 30 s. */
+  refreshSkewMs?: number;
+}
+
+const PREFIX = '/console/api/v1';
+
+interface TokenAnswer {
+  access_token: string;
+  access_expires_in: number;
+  refresh_token: string;
+  refresh_expires_in?: number;
+  user?: User;
+}
+
+function tokensFrom(a: TokenAnswer, now = Date.now()): Tokens {
+  if (typeof a?.access_token !== 'string' || typeof a.refresh_token !== 'string') {
+    throw new Error('unexpected response from the server: no tokens in the login answer');
+  }
+  const t: Tokens = { accessToken: a.access_token, accessExpiresAt: now + a.access_expires_in * 1000, refreshToken: a.refresh_token };
+  if (typeof a.refresh_expires_in === 'number') t.refreshExpiresAt = now + a.refresh_expires_in * 1000;
+  return t;
+}
+
+export class ConsoleClient {
+  readonly store: TokenStore;
+  private readonly transport: Transport;
+  private readonly skew: number;
+
+  constructor(options: ConsoleClientOptions) {
+    this.transport = new Transport(options);
+    this.store = options.store ?? new MemoryTokenStore();
+    this.skew = options.refreshSkewMs ?? 30_000;
+  }
+
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  /** Never retried: a repeated login counts against the login throttle. */
+  async login(email: string, password: string): Promise<User | undefined> {
+    const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/login`, body: { email, password }, retry: 'never' });
+    const answer = (await readJson(res)) as TokenAnswer;
+    await this.store.save(tokensFrom(answer));
+    return answer.user;
+  }
+
+  /** Revokes the session on the server (best effort) and forgets the tokens here. */
+  async logout(): Promise<void> {
+    const tokens = await this.store.load();
+    try {
+      if (tokens) {
+        await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/logout`, retry: 'never', headers: { authorization: `Bearer ${tokens.accessToken}` }, body: { refresh_token: tokens.refreshToken } });
+      }
+    } catch (err) {
+      // An expired or already revoked session is as logged out as it gets.
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+    } finally {
+      await this.store.clear();
+    }
+  }
+
+  me(): Promise<{ user: User; memberships: Membership[] }> {
+    return this.json('GET', '/me');
+  }
+
+  async listKeys(org: string): Promise<ApiKey[]> {
+    return (await this.json<{ keys: ApiKey[] }>('GET', `/orgs/${encodeURIComponent(org)}/keys`)).keys;
+  }
+
+  /** Creates a key; `secret` is the key itself, shown this once. Never retried (it could create two). */
+  createKey(org: string, key: NewKey): Promise<{ key: ApiKey; secret: string }> {
+    return this.json('POST', `/orgs/${encodeURIComponent(org)}/keys`, key, 'never');
+  }
+
+  async updateKey(org: string, id: string, changes: KeyChanges): Promise<ApiKey> {
+    return (await this.json<{ key: ApiKey }>('PATCH', `${this.keyPath(org, id)}`, changes)).key;
+  }
+
+  async setKeyStatus(org: string, id: string, action: 'suspend' | 'resume' | 'revoke'): Promise<ApiKey> {
+    return (await this.json<{ key: ApiKey }>('POST', `${this.keyPath(org, id)}/${action}`, {})).key;
+  }
+
+  usage(org: string, options: { days?: number; keyId?: string } = {}): Promise<Usage> {
+    const q = new URLSearchParams({ days: String(options.days ?? 30) });
+    if (options.keyId) q.set('key_id', options.keyId);
+    return this.json('GET', `/orgs/${encodeURIComponent(org)}/usage?${q}`);
+  }
+
+  /** Any console API call, with the bearer token and one refresh on an expired token. */
+  async json<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, retry?: RetryMode): Promise<T> {
+    let tokens = await this.store.load();
+    if (!tokens) throw new NotLoggedInError();
+    if (tokens.accessExpiresAt - this.skew <= Date.now()) tokens = await this.refresh(tokens);
+    const mode: RetryMode = retry ?? (method === 'GET' || method === 'PATCH' ? 'idempotent' : 'refused-only');
+    const send = (t: Tokens) =>
+      this.transport.send({ method, path: `${PREFIX}${path}`, body, retry: mode, headers: { authorization: `Bearer ${t.accessToken}` } });
+    let res: Response;
+    try {
+      res = await send(tokens);
+    } catch (err) {
+      // The clock may disagree with the server's, or the token was revoked: refresh once.
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+      res = await send(await this.refresh(tokens));
+    }
+    return (await readJson(res)) as T;
+  }
+
+  /**
+   * Exchanges the refresh token for new tokens, once across every process sharing the store:
+   * whoever takes the lock second finds the tokens already rotated and uses them. A spent
+   * refresh token presented again would end the whole session (reuse detection), so this
+   * call is never retried.
+   */
+  async refresh(used: Tokens): Promise<Tokens> {
+    const run = async (): Promise<Tokens> => {
+      const current = await this.store.load();
+      if (!current) throw new NotLoggedInError();
+      if (current.refreshToken !== used.refreshToken) return current;
+      try {
+        const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/refresh`, body: { refresh_token: current.refreshToken }, retry: 'never' });
+        const fresh = tokensFrom((await readJson(res)) as TokenAnswer);
+        await this.store.save(fresh);
+        return fresh;
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) {
+          await this.store.clear();
+          throw new NotLoggedInError(`the session has ended (${err.errorCode}); log in again`);
+        }
+        throw err;
+      }
+    };
+    return this.store.locked ? this.store.locked(run) : run();
+  }
+
+  private keyPath(org: string, id: string): string {
+    return `/orgs/${encodeURIComponent(org)}/keys/${encodeURIComponent(id)}`;
+  }
+}

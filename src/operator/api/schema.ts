@@ -1,0 +1,320 @@
+/**
+ * The RecognitionService custom resource (cv.recognition.io/v1alpha1): its OpenAPI schema,
+ * written once here in TypeBox. From it come the TypeScript types (types.ts), the defaults
+ * the operator applies (defaults.ts) and the CRD YAML in crds/ and the operator chart
+ * (`npm run crd:generate`; a test fails when the committed YAML differs).
+ *
+ * A field with a `default` is filled in by the API server (and by withDefaults), so the
+ * generator leaves it out of the CRD's `required` list while its TypeScript type stays
+ * required: the builders only ever see defaulted objects.
+ */
+import { Type, type Static, type TObject, type TSchema, type TUnsafe, type SchemaOptions } from '@sinclair/typebox';
+import { SETTINGS, type Config, type Setting, type SettingName } from '../../config.js';
+
+/** A string limited to a fixed list, as Kubernetes writes it (`enum`, not `anyOf` of consts). */
+function StringEnum<T extends string>(values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] });
+}
+
+/** A string-keyed map (`additionalProperties`; Kubernetes rejects `patternProperties`). */
+function StringMap<V extends TSchema>(value: V, options: SchemaOptions = {}): TUnsafe<Record<string, Static<V>>> {
+  return Type.Unsafe<Record<string, Static<V>>>({ ...options, type: 'object', additionalProperties: value });
+}
+
+/** Free-form JSON passed through untouched (Kubernetes' own types: valueFrom, affinity...). */
+function Opaque(options: SchemaOptions = {}): TUnsafe<Record<string, unknown>> {
+  return Type.Unsafe<Record<string, unknown>>({ ...options, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+}
+
+/** A CEL validation rule (x-kubernetes-validations). */
+const rule = (rule: string, message: string) => ({ rule, message });
+
+/**
+ * A spec.api field that is also one of the API's settings (src/config.ts): its bounds,
+ * default and description come from that setting, so the two cannot drift apart.
+ */
+function settingField<K extends SettingName>(name: K): TUnsafe<Config[K]> {
+  const s: Setting<unknown> = SETTINGS[name];
+  if (!s.crd) throw new Error(`setting ${name} has no CRD form`);
+  return Type.Unsafe<Config[K]>({ ...s.crd });
+}
+
+const SecretKeyRef = (key: string, description: string) =>
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 253 }),
+      key: Type.String({ minLength: 1, default: key }),
+    },
+    { description },
+  );
+
+/** A resource quantity such as 500m, 2 or 4Gi (the pattern is Kubernetes' own). */
+const Quantity = Type.Unsafe<string | number>({
+  'x-kubernetes-int-or-string': true,
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  pattern: String.raw`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`,
+});
+
+const Resources = (defaults: { requests: Record<string, string>; limits: Record<string, string> }) =>
+  Type.Object(
+    { requests: Type.Optional(StringMap(Quantity)), limits: Type.Optional(StringMap(Quantity)) },
+    { default: defaults },
+  );
+
+const Replicas = (max: number, defaults: { min: number; max: number }) =>
+  Type.Object(
+    {
+      min: Type.Integer({ format: 'int32', minimum: 1, maximum: max, default: defaults.min }),
+      max: Type.Integer({ format: 'int32', minimum: 1, maximum: max, default: defaults.max }),
+    },
+    { default: {} },
+  );
+
+const PullPolicy = StringEnum(['Always', 'IfNotPresent', 'Never']);
+
+export const EnvVarSchema = Type.Object({
+  name: Type.String({ minLength: 1, pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$' }),
+  value: Type.Optional(Type.String()),
+  valueFrom: Type.Optional(Opaque()),
+});
+
+export const ApiSpecSchema = Type.Object(
+  {
+    image: Type.String({ minLength: 1, maxLength: 512 }),
+    imagePullPolicy: Type.Optional(PullPolicy),
+    replicas: Replicas(1000, { min: 2, max: 10 }),
+    resources: Resources({ requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '1Gi' } }),
+    env: Type.Optional(
+      Type.Array(EnvVarSchema, {
+        description: "Extra environment variables, added after the operator's own (same name wins).",
+        maxItems: 100,
+      }),
+    ),
+    databaseUrlSecretRef: SecretKeyRef('DATABASE_URL', 'Secret key holding DATABASE_URL (postgres://...).'),
+    redisUrlSecretRef: Type.Optional(
+      SecretKeyRef('REDIS_URL', 'Secret key holding REDIS_URL; without it each replica rate-limits on its own.'),
+    ),
+    imageUrlSecretRef: Type.Optional(
+      SecretKeyRef(
+        'IMAGE_URL_SECRET',
+        'Secret key holding IMAGE_URL_SECRET, the HMAC key of signed image URLs; set it so every replica signs alike.',
+      ),
+    ),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 8080 }),
+    metricsPort: Type.Integer({ minimum: 1, maximum: 65535, default: 9464 }),
+    syncTimeoutMs: settingField('syncTimeoutMs'),
+    rateLimitPerMinute: settingField('rateLimitPerMinute'),
+    lookupRateLimitPerMinute: settingField('lookupRateLimitPerMinute'),
+    defaultMonthlyQuota: settingField('defaultMonthlyQuota'),
+    logLevel: settingField('logLevel'),
+    publicBaseUrl: Type.Optional(
+      Type.String({
+        pattern: '^https?://',
+        description: 'Public address of the API (signed image URLs); defaults to the in-cluster Service URL.',
+      }),
+    ),
+    serviceType: StringEnum(['ClusterIP', 'NodePort', 'LoadBalancer'], { default: 'ClusterIP' }),
+  },
+  {
+    description: 'The REST API (node dist/server.js).',
+    'x-kubernetes-validations': [
+      rule('self.replicas.min <= self.replicas.max', 'api.replicas.min must be <= api.replicas.max'),
+      rule('self.port != self.metricsPort', 'api.port and api.metricsPort must differ'),
+    ],
+  },
+);
+
+export const DEFAULT_TRITON_IMAGE = 'nvcr.io/nvidia/tritonserver:24.08-py3';
+
+export const TritonSpecSchema = Type.Object(
+  {
+    image: Type.String({ minLength: 1, maxLength: 512, default: DEFAULT_TRITON_IMAGE }),
+    imagePullPolicy: Type.Optional(PullPolicy),
+    storageUri: Type.String({
+      description: 'Model repository - s3://bucket/path, gs://bucket/path or pvc://claim[/sub/path].',
+      maxLength: 1024,
+      'x-kubernetes-validations': [
+        rule(
+          "self.matches('^(s3|gs)://[a-z0-9][-a-z0-9._]{1,61}[a-z0-9](/.*)?$') || self.matches('^pvc://[a-z0-9]([-a-z0-9]*[a-z0-9])?(/.*)?$')",
+          'storageUri must be s3://bucket/path, gs://bucket/path or pvc://claim/path',
+        ),
+      ],
+    }),
+    storageSecretRef: Type.Optional(
+      Type.Object(
+        { name: Type.String({ minLength: 1, maxLength: 253 }) },
+        {
+          description:
+            'Storage credentials - for s3:// its keys become Triton\'s environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for gs:// its key credentials.json is mounted and named by GOOGLE_APPLICATION_CREDENTIALS.',
+        },
+      ),
+    ),
+    modelControlMode: StringEnum(['none', 'explicit', 'poll'], { default: 'explicit' }),
+    models: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' }), {
+        description: 'Models loaded at start in explicit mode (default - modelName).',
+        maxItems: 64,
+      }),
+    ),
+    modelName: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      default: 'centernet',
+      description: 'The model the API infers with (TRITON_MODEL_NAME).',
+    }),
+    gpus: Type.Integer({ minimum: 0, maximum: 16, default: 1, description: 'GPUs per Triton pod; 0 runs on CPU.' }),
+    gpuResourceName: Type.String({ default: 'nvidia.com/gpu' }),
+    shmSize: Type.String({ default: '1Gi', pattern: '^[0-9]+(Ki|Mi|Gi)$' }),
+    replicas: Replicas(100, { min: 1, max: 4 }),
+    resources: Resources({ requests: { cpu: '2', memory: '4Gi' }, limits: { memory: '8Gi' } }),
+    nodeSelector: Type.Optional(
+      StringMap(Type.String(), { description: 'Defaults to nvidia.com/gpu.present=true when gpus > 0 and nothing is set.' }),
+    ),
+    tolerations: Type.Optional(
+      Type.Array(Opaque(), { description: 'Defaults to tolerating the nvidia.com/gpu taint when gpus > 0 and nothing is set.' }),
+    ),
+    affinity: Type.Optional(Opaque()),
+    extraArgs: Type.Optional(Type.Array(Type.String(), { maxItems: 64 })),
+    startupTimeoutSeconds: Type.Integer({
+      minimum: 30,
+      maximum: 7200,
+      default: 600,
+      description: 'How long Triton may take to load its models before it counts as failed.',
+    }),
+  },
+  {
+    description: 'NVIDIA Triton Inference Server pods serving the model repository.',
+    'x-kubernetes-validations': [
+      rule('self.replicas.min <= self.replicas.max', 'triton.replicas.min must be <= triton.replicas.max'),
+      rule(
+        "self.modelControlMode == 'explicit' || !has(self.models) || size(self.models) == 0",
+        'triton.models may only be listed with modelControlMode explicit',
+      ),
+      rule("!self.storageUri.startsWith('pvc://') || !has(self.storageSecretRef)", 'triton.storageSecretRef is for s3:// and gs:// storage only'),
+    ],
+  },
+);
+
+const ComponentAutoscalingSchema = Type.Object({
+  metrics: Type.Optional(
+    Type.Array(Opaque(), {
+      description:
+        "autoscaling/v2 MetricSpec list, passed through. Default - 70% CPU for the API; Triton's queue time (nv_inference_queue_duration_us) as a Pods metric for Triton.",
+      maxItems: 16,
+    }),
+  ),
+  behavior: Type.Optional(Opaque()),
+});
+
+export const RecognitionServiceSpecSchema = Type.Object({
+  api: ApiSpecSchema,
+  triton: TritonSpecSchema,
+  autoscaling: Type.Object(
+    {
+      enabled: Type.Boolean({ default: true }),
+      api: Type.Optional(ComponentAutoscalingSchema),
+      triton: Type.Optional(ComponentAutoscalingSchema),
+    },
+    {
+      default: {},
+      description: 'HorizontalPodAutoscalers (autoscaling/v2), one per component whose replicas.max > replicas.min.',
+    },
+  ),
+  podDisruptionBudget: Type.Object(
+    {
+      enabled: Type.Boolean({ default: true }),
+      maxUnavailable: Type.Unsafe<number | string>({
+        'x-kubernetes-int-or-string': true,
+        anyOf: [{ type: 'integer' }, { type: 'string' }],
+        default: 1,
+        'x-kubernetes-validations': [
+          rule("type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')", 'maxUnavailable must be a count >= 0 or a percentage such as 25%'),
+        ],
+      }),
+    },
+    { default: {} },
+  ),
+  monitoring: Type.Object(
+    {
+      serviceMonitor: Type.Object(
+        {
+          enabled: Type.Boolean({ default: true }),
+          interval: Type.String({ default: '30s', pattern: '^[0-9]+(ms|s|m|h)$' }),
+          labels: Type.Optional(StringMap(Type.String())),
+        },
+        { default: {}, description: 'A monitoring.coreos.com ServiceMonitor, created only when that CRD is installed.' },
+      ),
+    },
+    { default: {} },
+  ),
+  networkPolicy: Type.Object(
+    { enabled: Type.Boolean({ default: true }) },
+    { default: {}, description: 'A NetworkPolicy that lets only the API pods reach Triton.' },
+  ),
+});
+
+export const CONDITION_TYPES = ['ApiReady', 'TritonReady', 'Ready', 'Progressing', 'Degraded'] as const;
+
+/** Status objects are written whole by the operator; the CRD requires none of their fields. */
+function operatorWritten<T extends TObject>(schema: T): T {
+  delete (schema as { required?: unknown }).required;
+  return schema;
+}
+
+const ComponentStatusSchema = operatorWritten(Type.Object({
+  deployment: Type.String(),
+  replicas: Type.Integer(),
+  readyReplicas: Type.Integer(),
+  updatedReplicas: Type.Integer(),
+  availableReplicas: Type.Integer(),
+  /** "ready/desired", for the printer columns. */
+  summary: Type.String(),
+  endpoint: Type.Optional(Type.String()),
+}));
+
+export const ConditionSchema = Type.Object({
+  type: Type.Unsafe<(typeof CONDITION_TYPES)[number]>({ type: 'string', maxLength: 316 }),
+  status: StringEnum(['True', 'False', 'Unknown']),
+  observedGeneration: Type.Optional(Type.Integer({ format: 'int64', minimum: 0 })),
+  lastTransitionTime: Type.String({ format: 'date-time' }),
+  reason: Type.String({ maxLength: 1024 }),
+  message: Type.String({ maxLength: 32768 }),
+});
+
+export const RecognitionServiceStatusSchema = Type.Object({
+  observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),
+  url: Type.Optional(Type.String()),
+  api: Type.Optional(ComponentStatusSchema),
+  triton: Type.Optional(ComponentStatusSchema),
+  conditions: Type.Optional(
+    Type.Array(ConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  ),
+  lastFailure: Type.Optional(
+    operatorWritten(
+      Type.Object({
+        component: Type.Unsafe<'api' | 'triton' | 'operator'>({ type: 'string' }),
+        reason: Type.String(),
+        message: Type.String(),
+        time: Type.String({ format: 'date-time' }),
+      }),
+    ),
+  ),
+});
+
+/**
+ * The whole object as the CRD validates it. Status fields are all written by the operator,
+ * so none is required there; metadata is the API server's, bar the name's length.
+ */
+export const RecognitionServiceSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(
+      // Children are named <name>-api-metrics etc. and Service names are DNS labels (63).
+      Type.Object({ name: Type.Optional(Type.String({ maxLength: 40 })) }),
+    ),
+    spec: RecognitionServiceSpecSchema,
+    status: Type.Optional(RecognitionServiceStatusSchema),
+  },
+  { description: 'A recognition-service deployment - the REST API and its NVIDIA Triton inference pods.' },
+);

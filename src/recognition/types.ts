@@ -1,0 +1,28 @@
+/** Shapes shared by the recognition use case's modules (admission, pipeline, batch fan-out). */
+import type { IntakeImage } from '../images/types.js';
+import type { KeyLimits } from '../limits/types.js';
+
+/** The authenticated caller: one API key of one organisation. */
+export interface Caller {
+  keyId: string;
+  orgId: string;
+  /** Catalog labels, or ["*"]. Never empty here (the API refuses keys without classes). */
+  classes: string[];
+  limits: KeyLimits;
+}
+
+export interface Logger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Optional observer of outcomes (metrics); the use case does not know who listens. */
+export interface RecognitionObserver {
+  recognition(outcome: 'DONE' | 'ERROR' | 'timeout' | 'replay', mode: 'sync' | 'batch'): void;
+  batchSize(images: number): void;
+}
+
+export type SyncImage = { url: string } | { base64: string };
+
+/** An image accepted at intake: a URL still to fetch, or decoded base64 bytes. */
+export type Source = { kind: 'url'; url: string } | { kind: 'base64'; image: IntakeImage };

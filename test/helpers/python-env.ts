@@ -1,0 +1,133 @@
+/**
+ * The Python side of the suite: the environment scripts/python-env.sh builds (real Triton
+ * inside nvidia-pytriton, tritonclient, ONNX Runtime), the real Triton process serving the
+ * prepared model (test/triton/pytriton_server.py), and the tritonclient conformance script.
+ * Outside CI a missing environment skips the tests that need it, naming the script to run;
+ * under CI=true it fails them (.ci/run builds it).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { prepareImage } from '../../src/inference/preprocess.js';
+import { REPO_ROOT, readFixture } from './fixtures.js';
+
+export const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
+
+/** The venv's python, or a skip reason (outside CI). Throws under CI when missing. */
+export function pythonEnv(): { python: string } | { skip: string } {
+  let dir = '';
+  try {
+    dir = execFileSync(path.join(REPO_ROOT, 'scripts', 'python-env.sh'), ['--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch {
+    dir = '';
+  }
+  if (dir) return { python: path.join(dir, 'bin', 'python') };
+  const why = 'the Python test environment (real Triton, tritonclient) is missing: run scripts/python-env.sh (about a minute, once)';
+  if (process.env.CI === 'true') throw new Error(why);
+  return { skip: why };
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface RealTriton {
+  grpcPort: number;
+  httpPort: number;
+  /** host:port for TRITON_URL. */
+  grpcAddress: string;
+  log(): string;
+  /** SIGTERM (PyTriton stops tritonserver), then waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts real Triton serving the prepared model (python backend, ONNX Runtime inside) on
+ * loopback and waits until it serves it. The process leads its own group, so that a stop
+ * or a failed test never leaves a tritonserver behind.
+ */
+export async function startRealTriton(python: string, ports: { grpcPort?: number; httpPort?: number; threads?: number } = {}): Promise<RealTriton> {
+  const grpcPort = ports.grpcPort ?? (await freePort());
+  const httpPort = ports.httpPort ?? (await freePort());
+  const child = spawn(
+    python,
+    [path.join(REPO_ROOT, 'test', 'triton', 'pytriton_server.py'), '--model-repository', MODEL_REPOSITORY, '--grpc-port', String(grpcPort), '--http-port', String(httpPort), '--threads', String(ports.threads ?? 1)],
+    { cwd: REPO_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTRITON_HOME: path.join(os.tmpdir(), 'pytriton-tests') } },
+  );
+  let out = '';
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killGroup = (signal: NodeJS.Signals): void => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      killGroup('SIGKILL');
+      reject(new Error(`real Triton did not serve the model within 180 s:\n${err}`));
+    }, 180_000);
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+      if (out.includes('"ready": true')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`real Triton exited before serving:\n${err}`));
+    });
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    grpcPort,
+    httpPort,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    log: () => err,
+    stop: () =>
+      (stopping ??= (async () => {
+        killGroup('SIGTERM');
+        const timer = setTimeout(() => killGroup('SIGKILL'), 30_000);
+        await exited;
+        clearTimeout(timer);
+        killGroup('SIGKILL'); // tritonserver and the backend stub, should any outlive the parent
+      })()),
+  };
+}
+
+/** Runs a Python script of the environment and parses its JSON stdout. */
+export function runPythonJson<T>(python: string, args: string[], timeoutMs = 300_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(python, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) return reject(new Error(`${args[0]} exited ${code}:\n${err}`));
+      try {
+        resolve(JSON.parse(out) as T);
+      } catch (e) {
+        reject(new Error(`${args[0]}: no JSON on stdout (${(e as Error).message}):\n${out.slice(0, 2000)}\n${err}`));
+      }
+    });
+  });
+}
+
+/** One fixture preprocessed as the model's input, written as raw float32 for the Python scripts. */
+export async function writeImageTensor(fixture: 'basketball1.png' | 'camera.png' | 'squirrel_cls.jpg', file: string): Promise<void> {
+  const p = await prepareImage(readFixture(fixture), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
+  writeFileSync(file, Buffer.from(p.tensor.buffer, p.tensor.byteOffset, p.tensor.byteLength));
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ImageError } from '../../src/images/errors.js';
+import { Admission } from '../../src/recognition/admission.js';
+import { fanOutBatch, runBounded, type BatchDeps } from '../../src/recognition/batch-fan-out.js';
+import type { Outcome } from '../../src/recognition/deadline-pipeline.js';
+import type { RequestRecord } from '../../src/recognition/ports.js';
+import { caller, InMemoryLimits, InMemoryRequests, recordingLogger } from './fakes.js';
+
+/** A batch whose pipeline answers per URL from `script`. */
+function setup(script: (url: string, record: RequestRecord) => Promise<Outcome>, limits = new InMemoryLimits(100, 100)) {
+  const requests = new InMemoryRequests();
+  const logger = recordingLogger();
+  const sizes: number[] = [];
+  const deps: BatchDeps = {
+    admission: new Admission({ requests, limits, logger }),
+    pipeline: { run: (_c, record, source) => script(source.kind === 'url' ? source.url : '', record) },
+    requests,
+    fetcher: {
+      validate: (url) => {
+        if (!url.startsWith('https://')) throw new ImageError('INVALID_IMAGE_URL', 'only https');
+      },
+    },
+    observer: { recognition: () => {}, batchSize: (n) => sizes.push(n) },
+    concurrency: 2,
+  };
+  return { deps, requests, limits, sizes };
+}
+
+const done = (record: RequestRecord): Outcome => ({ kind: 'finished', record: { ...record, status: 'DONE' } });
+
+test('URLs refused on sight are FAILED and free; only accepted ones are charged', async () => {
+  const { deps, limits, sizes } = setup(async (_u, r) => done(r));
+  const out = await fanOutBatch(deps, caller, { urls: ['https://a/1.jpg', 'ftp://b', 'https://a/2.jpg'], externalId: 'b1' }, Date.now() + 5_000);
+  assert.deepEqual(out.results.map((e) => e.status), ['DONE', 'FAILED', 'DONE']);
+  assert.equal(out.results[1].request_id, null);
+  assert.deepEqual([limits.used, limits.balance], [2, 98]);
+  assert.deepEqual(sizes, [3]);
+});
+
+test('one image refused after DNS is given back; a failing image never affects the others', async () => {
+  const { deps, limits } = setup(async (url, r) => {
+    if (url.endsWith('/refused')) return { kind: 'refused', error: new ImageError('INVALID_IMAGE_URL', 'private address') };
+    if (url.endsWith('/boom')) throw new Error('unexpected');
+    if (url.endsWith('/slow')) return { kind: 'timeout', record: null };
+    return done(r);
+  });
+  const out = await fanOutBatch(deps, caller, { urls: ['https://a/refused', 'https://a/boom', 'https://a/slow', 'https://a/ok'], externalId: null }, Date.now() + 5_000);
+  assert.deepEqual(
+    out.results.map((e) => [e.status, e.response_code, e.request_id === null]),
+    [
+      ['FAILED', null, true],
+      ['FAILED', 500, false],
+      ['FAILED', 408, false],
+      ['DONE', null, false],
+    ],
+  );
+  assert.deepEqual([limits.used, limits.balance], [3, 97]);
+});
+
+test('a failure to create the records gives the whole charge back', async () => {
+  const { deps, requests, limits } = setup(async (_u, r) => done(r));
+  requests.createQueued = async () => {
+    throw new Error('db down');
+  };
+  await assert.rejects(fanOutBatch(deps, caller, { urls: ['https://a/1', 'https://a/2'], externalId: null }, Date.now() + 5_000), /db down/);
+  assert.deepEqual([limits.used, limits.balance], [0, 100]);
+});
+
+test('an insufficient balance refuses the batch before any record is written', async () => {
+  const { deps, requests } = setup(async (_u, r) => done(r), new InMemoryLimits(100, 1));
+  await assert.rejects(fanOutBatch(deps, caller, { urls: ['https://a/1', 'https://a/2'], externalId: null }, Date.now() + 5_000), { code: 'INSUFFICIENT_BALANCE' });
+  assert.equal(requests.rows.size, 0);
+});
+
+test('runBounded never runs more than the limit at once and runs every task', async () => {
+  let running = 0;
+  let peak = 0;
+  const seen: number[] = [];
+  await runBounded(10, 3, async (i) => {
+    running++;
+    peak = Math.max(peak, running);
+    await new Promise((r) => setImmediate(r));
+    seen.push(i);
+    running--;
+  });
+  assert.equal(peak, 3);
+  assert.deepEqual(seen.sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+});

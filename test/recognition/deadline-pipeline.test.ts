@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { ImageError } from '../../src/images/errors.js';
+import type { FetchedImage } from '../../src/images/types.js';
+import { InferenceError } from '../../src/inference/backend.js';
+import { DeadlinePipeline, filterByClasses, TIMEOUT_MESSAGE } from '../../src/recognition/deadline-pipeline.js';
+import type { DetectionOutcome, DetectOptions } from '../../src/recognition/detection.js';
+import { caller, deferred, holdEventLoop, InMemoryRequests, newRequest, recordingLogger } from './fakes.js';
+
+after(holdEventLoop());
+
+const image: FetchedImage = { bytes: Buffer.from('jpeg'), format: 'jpeg', mime: 'image/jpeg', finalUrl: 'https://img.example/a.jpg', status: 200 };
+const d = (label: string) => ({ label, external_id: label, confidence: 0.9, bounding_box: { x: 0, y: 0, width: 1, height: 1 } });
+const outcome = (labels: string[]): DetectionOutcome => ({
+  detections: labels.map(d),
+  width: 10,
+  height: 10,
+  model: { name: 'centernet', version: '1' },
+  timings: { decodeMs: 0, inferMs: 0, postprocessMs: 0 },
+});
+
+function setup(detect: (bytes: Uint8Array, o?: DetectOptions) => Promise<DetectionOutcome>, fetch: () => Promise<FetchedImage> = async () => image) {
+  const requests = new InMemoryRequests();
+  const stored = new Map<string, unknown>();
+  const logger = recordingLogger();
+  const pipeline = new DeadlinePipeline({
+    requests,
+    detector: { detect },
+    fetcher: { fetch },
+    imageStore: { put: async (id, img) => void stored.set(id, img), delete: async (id) => void stored.delete(id) },
+    logger,
+  });
+  return { requests, stored, logger, pipeline };
+}
+
+async function claimed(requests: InMemoryRequests) {
+  const c = await requests.claimSync(newRequest());
+  assert.ok(c.claimed);
+  return c.record;
+}
+
+test('an image within its deadline ends DONE with only the caller\'s classes, image stored', async () => {
+  const { requests, stored, pipeline } = setup(async () => outcome(['person', 'dog']));
+  const record = await claimed(requests);
+  const out = await pipeline.run({ ...caller, classes: ['dog'] }, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(out.kind, 'finished');
+  assert.equal(out.kind === 'finished' && out.record.status, 'DONE');
+  assert.deepEqual(out.kind === 'finished' && out.record.results.map((r) => r.label), ['dog']);
+  assert.ok(stored.has(record.id));
+  assert.equal(out.kind === 'finished' && out.record.imageStored, true);
+});
+
+test('the deadline passing first ends the record ERROR 408 and aborts the detector', async () => {
+  let seen: AbortSignal | undefined;
+  const { requests, pipeline } = setup(
+    (_b, o) =>
+      new Promise((_res, rej) => {
+        seen = o?.signal;
+        o?.signal?.addEventListener('abort', () => rej(new InferenceError('CANCELLED', 'aborted')));
+      }),
+  );
+  const record = await claimed(requests);
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 30);
+  assert.equal(out.kind, 'timeout');
+  assert.equal(seen?.aborted, true);
+  const row = requests.rows.get(record.id)!;
+  assert.deepEqual([row.status, row.error, row.responseCode], ['ERROR', TIMEOUT_MESSAGE, 408]);
+});
+
+test('finished in the same moment: when the timeout write loses to finishDone, the DONE result stands', async () => {
+  const detection = deferred<DetectionOutcome>();
+  const { requests, pipeline } = setup(() => detection.promise);
+  const finishError = requests.finishError.bind(requests);
+  let timeoutWrites = 0;
+  // The deadline fires; before the timeout write reaches the "database", detection completes
+  // and its finishDone commits first, so the guarded timeout write finds the row ended.
+  requests.finishError = async (id, failure) => {
+    if (failure.error === TIMEOUT_MESSAGE) {
+      timeoutWrites++;
+      detection.resolve(outcome(['person']));
+      while (requests.rows.get(id)?.status !== 'DONE') await new Promise((r) => setImmediate(r));
+    }
+    return finishError(id, failure);
+  };
+  const record = await claimed(requests);
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 20);
+  assert.equal(timeoutWrites, 1);
+  assert.equal(out.kind, 'finished');
+  assert.equal(out.kind === 'finished' && out.record.status, 'DONE');
+  assert.equal(requests.rows.get(record.id)?.status, 'DONE');
+});
+
+test('an address refused after DNS is a refusal: the record is discarded, nothing stored', async () => {
+  const { requests, stored, pipeline } = setup(
+    async () => outcome([]),
+    async () => {
+      throw new ImageError('INVALID_IMAGE_URL', 'address not allowed');
+    },
+  );
+  const record = await claimed(requests);
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(out.kind === 'refused' && `${out.error.code} ${out.error.message}`, 'INVALID_IMAGE_URL address not allowed');
+  assert.equal(requests.rows.has(record.id), false);
+  assert.equal(stored.size, 0);
+});
+
+test('a download failure and an inference failure end ERROR with their response codes', async () => {
+  const dl = setup(
+    async () => outcome([]),
+    async () => {
+      throw new ImageError('IMAGE_DOWNLOAD_FAILED', 'upstream 404', 404);
+    },
+  );
+  const r1 = await claimed(dl.requests);
+  const o1 = await dl.pipeline.run(caller, r1, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(o1.kind === 'finished' && `${o1.record.status} ${o1.record.responseCode}`, 'ERROR 404');
+
+  const inf = setup(async () => {
+    throw new InferenceError('UNAVAILABLE', 'backend down');
+  });
+  const r2 = await claimed(inf.requests);
+  const o2 = await inf.pipeline.run(caller, r2, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(o2.kind === 'finished' && `${o2.record.status} ${o2.record.responseCode} ${o2.record.error}`, 'ERROR 503 inference failed: backend down');
+});
+
+test('an unexpected error is internal, logged, and its record never stays unfinished', async () => {
+  const { requests, logger, pipeline } = setup(async () => {
+    throw new TypeError('bug');
+  });
+  const record = await claimed(requests);
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(out.kind, 'internal');
+  assert.deepEqual([requests.rows.get(record.id)?.status, requests.rows.get(record.id)?.responseCode], ['ERROR', 500]);
+  assert.deepEqual(logger.errors, ['recognition failed unexpectedly']);
+});
+
+test('filterByClasses keeps only mapped labels; "*" keeps all', () => {
+  const all = [d('person'), d('dog'), d('person')];
+  assert.deepEqual(filterByClasses(all, ['*']), all);
+  assert.deepEqual(filterByClasses(all, ['person']).map((x) => x.label), ['person', 'person']);
+  assert.deepEqual(filterByClasses(all, ['cat']), []);
+});
