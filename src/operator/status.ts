@@ -70,37 +70,43 @@ export interface Observed {
  * told from "restarted once last week": the count of restarts seen within the window.
  */
 export class RestartTracker {
-  private readonly samples = new Map<string, Array<{ at: number; count: number }>>();
+  /** Samples by scope (one RecognitionService), then by "pod uid/container". */
+  private readonly scopes = new Map<string, Map<string, Array<{ at: number; count: number }>>>();
 
   constructor(private readonly windowMs = CRASH_WINDOW_MS) {}
 
-  /** Records the pods' counts at `now` and returns the restarts within the window, by "pod/container". */
-  observe(pods: ObservedPod[], now: Date): Record<string, number> {
+  /**
+   * Records the pods' counts at `now` and returns the restarts within the window, by
+   * "pod/container". Pods of the scope not given any more are forgotten.
+   */
+  observe(pods: ObservedPod[], now: Date, scope = ''): Record<string, number> {
     const t = now.getTime();
     const out: Record<string, number> = {};
+    const before = this.scopes.get(scope) ?? new Map<string, Array<{ at: number; count: number }>>();
+    const after = new Map<string, Array<{ at: number; count: number }>>();
     for (const pod of pods) {
       for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
-        const key = `${pod.metadata.name}/${c.name}`;
         const id = `${pod.metadata.uid ?? pod.metadata.name}/${c.name}`;
-        const list = this.samples.get(id) ?? [];
+        const list = before.get(id) ?? [];
         const count = c.restartCount ?? 0;
         if (list.length === 0 || list[list.length - 1].count !== count) list.push({ at: t, count });
         // Keep the newest sample older than the window as the baseline.
         while (list.length > 1 && list[1].at <= t - this.windowMs) list.shift();
-        this.samples.set(id, list);
+        after.set(id, list);
         let restarts = count - list[0].count;
         // First sight of a pod already restarting: its last exit inside the window counts its restarts.
         const finished = c.lastState?.terminated?.finishedAt;
         if (list.length === 1 && finished && t - new Date(finished).getTime() < this.windowMs) restarts = count;
-        out[key] = restarts;
+        out[`${pod.metadata.name}/${c.name}`] = restarts;
       }
     }
+    if (after.size > 0) this.scopes.set(scope, after);
+    else this.scopes.delete(scope);
     return out;
   }
 
-  /** Drops the history of pods no longer seen (call with every pod the operator still watches). */
-  prune(liveIds: Set<string>): void {
-    for (const id of this.samples.keys()) if (!liveIds.has(id.slice(0, id.lastIndexOf('/')))) this.samples.delete(id);
+  forget(scope: string): void {
+    this.scopes.delete(scope);
   }
 }
 

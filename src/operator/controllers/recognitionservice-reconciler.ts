@@ -127,7 +127,7 @@ function ownsReplicas(live: Live): boolean {
 
 export class RecognitionServiceReconciler {
   private readonly restarts = new RestartTracker();
-  /** Optional children confirmed absent, by "uid/kind/name", at the generation checked. */
+  /** Optional children confirmed absent, by "namespace/name|uid/kind/child", at the generation checked. */
   private readonly absent = new Map<string, number>();
   private readonly now: () => Date;
 
@@ -144,7 +144,8 @@ export class RecognitionServiceReconciler {
     const rs = this.caches.getResource(namespace, name);
     // Gone or going: owner references let the garbage collector remove the children.
     if (!rs || rs.metadata.deletionTimestamp) {
-      for (const k of this.absent.keys()) if (rs && k.startsWith(`${rs.metadata.uid}/`)) this.absent.delete(k);
+      this.restarts.forget(key);
+      for (const k of this.absent.keys()) if (k.startsWith(`${key}|`)) this.absent.delete(k);
       return { applied: 0, deleted: 0, statusWritten: false };
     }
 
@@ -173,7 +174,7 @@ export class RecognitionServiceReconciler {
     }
     const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name && !p.metadata.deletionTimestamp);
     const now = this.now();
-    const recentRestarts = this.restarts.observe(pods, now);
+    const recentRestarts = this.restarts.observe(pods, now, key);
     const byComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
     const status = computeStatus(
       rs,
@@ -242,7 +243,7 @@ export class RecognitionServiceReconciler {
 
   /** Deletes a switched-off child if it exists and is ours; remembers its absence per generation. */
   private async removeChild(rs: RecognitionService, ref: ChildRef): Promise<boolean> {
-    const memo = `${rs.metadata.uid}/${ref.kind}/${ref.name}`;
+    const memo = `${rs.metadata.namespace}/${rs.metadata.name}|${rs.metadata.uid}/${ref.kind}/${ref.name}`;
     const generation = rs.metadata.generation ?? 0;
     if (this.absent.get(memo) === generation) return false;
     const cached = this.caches.childExists?.(ref);
