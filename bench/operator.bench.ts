@@ -12,7 +12,7 @@ import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubernetesObject 
 import { RecognitionOperator } from '../src/operator/operator.js';
 import { toClientModel } from '../src/operator/kube.js';
 import type { RecognitionService } from '../src/operator/api/types.js';
-import { eventually, fakeNode, findClusterTools, startCluster, startControllers } from '../test/operator/helpers/cluster.js';
+import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, startControllers } from '../test/operator/helpers/cluster.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
@@ -42,8 +42,10 @@ export async function run(): Promise<void> {
     }
     await core.createNamespace({ body: { metadata: { name: 'bench' } } });
     const taint = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];
-    for (let i = 0; i < GPU_NODES; i++) await core.createNode({ body: fakeNode(`gpu-${i}`, { 'nvidia.com/gpu': '2' }, { 'nvidia.com/gpu.present': 'true' }, taint) as never });
-    for (let i = 0; i < CPU_NODES; i++) await core.createNode({ body: fakeNode(`cpu-${i}`, {}) as never });
+    await addFakeNodes(kc, [
+      ...Array.from({ length: GPU_NODES }, (_, i) => fakeNode(`gpu-${i}`, { 'nvidia.com/gpu': '2' }, { 'nvidia.com/gpu.present': 'true' }, taint)),
+      ...Array.from({ length: CPU_NODES }, (_, i) => fakeNode(`cpu-${i}`, {})),
+    ]);
     await eventually(async () => ((await custom.listClusterCustomObject(GROUP)) ? true : undefined), 'CRD served');
 
     const rssBefore = process.memoryUsage().rss;

@@ -25,7 +25,7 @@ import {
 import { RecognitionOperator } from '../../../src/operator/operator.js';
 import { toClientModel } from '../../../src/operator/kube.js';
 import type { Condition, RecognitionService } from '../../../src/operator/api/types.js';
-import { eventually, fakeNode, findClusterTools, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
+import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
 
 type Any = any;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -83,14 +83,10 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
     for (const name of [NS, 'recognition-system']) await core.createNamespace({ body: { metadata: { name } } });
     // Three GPU nodes (tainted, as GPU pools are) and two CPU nodes.
     const gpuTaint = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];
-    for (let i = 0; i < 3; i++) {
-      await core.createNode({ body: fakeNode(`gpu-${i}`, { 'nvidia.com/gpu': '2' }, { 'nvidia.com/gpu.present': 'true' }, gpuTaint) as Any });
-    }
-    for (let i = 0; i < 2; i++) await core.createNode({ body: fakeNode(`cpu-${i}`, {}) as Any });
-    await eventually(async () => {
-      const nodes = (await core.listNode()).items;
-      return nodes.length === 5 && nodes.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
-    }, 'five fake nodes Ready (kwok)');
+    await addFakeNodes(kc, [
+      ...[0, 1, 2].map((i) => fakeNode(`gpu-${i}`, { 'nvidia.com/gpu': '2' }, { 'nvidia.com/gpu.present': 'true' }, gpuTaint)),
+      ...[0, 1].map((i) => fakeNode(`cpu-${i}`, {})),
+    ]);
 
     operator = new RecognitionOperator({
       kubeConfig: kc,

@@ -316,3 +316,22 @@ export function fakeNode(name: string, capacity: Record<string, string>, labels:
     status: { capacity: full, allocatable: full },
   };
 }
+
+/**
+ * Creates fake nodes, waits until kwok reports them Ready, then sets their taints: the API
+ * server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready at creation, and
+ * the node lifecycle controller that would lift it is off (no kubelet renews node Leases).
+ */
+export async function addFakeNodes(kc: KubeConfig, nodes: Array<ReturnType<typeof fakeNode>>): Promise<void> {
+  const { CoreV1Api, PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+  const core = kc.makeApiClient(CoreV1Api);
+  for (const n of nodes) await core.createNode({ body: n as never });
+  await eventually(async () => {
+    const all = (await core.listNode()).items;
+    const ready = all.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    return ready.length >= nodes.length ? true : undefined;
+  }, `${nodes.length} fake nodes Ready (kwok)`, 120_000);
+  for (const n of nodes) {
+    await core.patchNode({ name: n.metadata.name, body: { spec: { taints: n.spec.taints } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+}
