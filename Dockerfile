@@ -16,6 +16,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY packages ./packages
 COPY proto ./proto
+# The console web app (bundled by esbuild into dist/console-web during the build).
+COPY web ./web
+COPY scripts/build-console.mjs ./scripts/
 RUN npm run --silent build
 # The converter is a build tool (tools/model/, run with tsx): used here, not shipped.
 COPY tools ./tools

@@ -13,7 +13,8 @@ import os from 'node:os';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.js';
 import { createInferenceBackend } from '../src/inference/create-backend.js';
-import { Detector, detectorIo } from '../src/inference/detector.js';
+import { Detector } from '../src/inference/detector.js';
+import { toModelInput } from '../src/inference/families.js';
 import { prepareImage } from '../src/inference/preprocess.js';
 import { loadCatalog } from '../src/models/catalog.js';
 import { readFixture } from '../test/helpers/fixtures.js';
@@ -52,12 +53,12 @@ export async function run(): Promise<void> {
   await backend.start();
   try {
     const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
-    const io = detectorIo(backend.metadata().inputs, backend.metadata().outputs);
     // The fixture converted to JPEG in memory: the most common upload format.
     const jpeg = await sharp(readFixture('basketball1.png')).jpeg({ quality: 90 }).toBuffer();
     const meta = await sharp(jpeg).metadata();
-    const prepared = await prepareImage(jpeg, io.size, { maxPixels: config.imageMaxPixels, fit: 'stretch' });
-    const tensor = { name: io.input.name, datatype: 'FP32' as const, shape: [1, io.size.height, io.size.width, 3], data: prepared.tensor };
+    const { input } = detector.spec;
+    const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit });
+    const tensor = toModelInput(prepared.tensor, prepared.geometry, detector.spec);
 
     const infer = () => backend.infer([tensor]);
     let stages = { decodeMs: 0, inferMs: 0, postprocessMs: 0, n: 0 };
@@ -89,7 +90,7 @@ export async function run(): Promise<void> {
     const pipeCpuMs = (pipe.cpuSeconds / pipe.count) * 1000;
 
     const lines = [
-      `machine          ${os.availableParallelism()} cores, ORT intra-op threads ${config.inferenceThreads}, model ${backend.metadata().name} ${io.size.width}×${io.size.height}`,
+      `machine          ${os.availableParallelism()} cores, ORT intra-op threads ${config.inferenceThreads}, model ${backend.metadata().name} ${input.width}×${input.height}`,
       `image            basketball1.png as JPEG q90, ${meta.width}×${meta.height}, ${jpeg.length} bytes`,
       `bare model       ${bareRate.toFixed(2)} inferences/s  (batch 1, pre-made tensor, ${IN_FLIGHT} in flight, ${bare.count} runs in ${bare.seconds.toFixed(1)} s)`,
       `full pipeline    ${pipeRate.toFixed(2)} images/s      (decode+resize+infer+postprocess, ${IN_FLIGHT} in flight, ${pipe.count} images in ${pipe.seconds.toFixed(1)} s)`,

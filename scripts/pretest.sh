@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm run --silent model:prepare
+# the console's browser tests (test/console/browser.test.ts) drive Debian's chromium
+scripts/chromium.sh >/dev/null || echo "pretest: could not install chromium; the browser tests will say so" >&2
 # The client packages (SDK and recog-client): the tests import and run them as built.
 npm run --silent build --workspaces
 if [ -z "${TEST_DATABASE_URL:-}" ] || [ -z "${TEST_REDIS_URL:-}" ]; then

@@ -8,7 +8,9 @@ import os from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
+import { registerConsole, type ConsoleOptions } from './console/plugin.js';
 import { registerOpenApi } from './api/openapi.js';
+import { installConnectionLimits, serverTimeoutOptions } from './api/connection-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
 import { ApiError } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
@@ -25,6 +27,7 @@ import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentKne
 import { Metrics } from './telemetry/metrics.js';
 import { createLimits } from './limits/index.js';
 import type { ObjectDetector } from './recognition/detection.js';
+import { CapacityGate, gateDetector } from './recognition/capacity.js';
 import { RecognitionService } from './recognition/service.js';
 import { pingDb } from './store/db.js';
 import { PgFeedbackRepository } from './store/feedback.js';
@@ -46,6 +49,10 @@ export interface AppDeps {
   instanceId?: string;
   /** Prometheus metrics, served at /metrics (default: a fresh registry). */
   metrics?: Metrics;
+  /** Console overrides (tests: sign-in throttling thresholds, where the web files are). */
+  console?: Pick<ConsoleOptions, 'throttle' | 'assetsDir'>;
+  /** Admission to decode/inference (default: from config.detectConcurrency and detectQueueLength). */
+  detectGate?: CapacityGate;
 }
 
 export interface BuildAppOptions {
@@ -63,10 +70,18 @@ export function instanceIdFor(config: Pick<Config, 'port'>, hostname = os.hostna
   return config.port === 0 ? `${hostname}:0:${randomBytes(6).toString('hex')}` : `${hostname}:${config.port}`;
 }
 
-/** No request can legitimately run longer than its deadline; past this margin it was abandoned. */
+/**
+ * No request runs past its deadline (sync limit) while its process lives: at the deadline the
+ * process ends it itself. The margin covers that last write and its retries (db-faults.ts);
+ * past it, nobody will finish the request.
+ */
+export const ABANDON_MARGIN_MS = 10_000;
 export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
-  return config.syncTimeoutMs + 60_000;
+  return config.syncTimeoutMs + ABANDON_MARGIN_MS;
 }
+
+/** How often the sweep runs: the longest a request can stay unfinished is abandonedAfterMs plus this. */
+export const SWEEP_INTERVAL_MS = 5_000;
 
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -74,6 +89,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimitBytes,
+    ...serverTimeoutOptions(config),
     // src/telemetry writes one line per request (with trace id, key prefix, route) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => randomUUID(),
@@ -103,6 +119,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const metrics = deps.metrics ?? new Metrics();
   await app.register(telemetryPlugin, { metrics });
 
+  installConnectionLimits(app, config);
+
   let draining = false;
   app.addHook('preClose', async () => {
     draining = true;
@@ -119,12 +137,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     if (draining) void reply.header('Connection', 'close');
   });
 
+  const detectGate = deps.detectGate ?? new CapacityGate(config.detectConcurrency, config.detectQueueLength);
+  app.decorate('detectGate', detectGate);
   const requests = new PgRequestRepository(db, instanceId);
   const service = new RecognitionService({
     observer: { recognition: (outcome, mode) => metrics.countRecognition(outcome, mode), batchSize: (n) => metrics.observeBatchSize(n) },
     requests,
     feedback: new PgFeedbackRepository(db),
-    detector: deps.detector,
+    detector: gateDetector(deps.detector, detectGate),
     fetcher: deps.fetcher,
     decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
     imageStore: deps.imageStore,
@@ -148,8 +168,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(operationsRoutes, { checks, imageStore: deps.imageStore, signer: deps.signer });
   await app.register(recognitionRoutes, {
     service,
-    auth: { db, limits: deps.limits, onTouchError: (err) => app.log.warn({ err }, 'could not record key use') },
+    auth: { db, limits: deps.limits },
   });
+  await registerConsole(app, { db, signer: deps.signer, config, ...deps.console });
 
   if (options.sweepAbandoned ?? true) {
     const sweep = async () => {
@@ -163,7 +184,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       const previous = await failAbandonedRequests(db, 0, instanceId);
       if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
       await sweep();
-      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? 30_000);
+      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
       timer.unref();
     });
     app.addHook('onClose', async () => clearInterval(timer));
@@ -179,6 +200,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 declare module 'fastify' {
   interface FastifyInstance {
     recognition: RecognitionService;
+    detectGate: CapacityGate;
   }
   interface FastifyRequest {
     /** Epoch ms at which the request arrived (its first onRequest hook). */

@@ -153,6 +153,25 @@ function url(env: string, doc: string, protocols: string[], o: Common & { unset:
   };
 }
 
+function bool(env: string, doc: string, o: Common & { default: boolean; crd?: boolean }): Setting<boolean> {
+  return {
+    env,
+    doc,
+    defaultDoc: o.defaultDoc ?? code(o.default),
+    pod: o.pod,
+    read: (r) => {
+      const raw = r.optional(env);
+      if (raw === undefined) return o.default;
+      if (raw !== 'true' && raw !== 'false') {
+        r.problems.push(`${env} must be true or false (got "${raw}")`);
+        return o.default;
+      }
+      return raw === 'true';
+    },
+    ...(o.crd && { crd: { type: 'boolean', default: o.default, description: `${doc} (${env}).` } }),
+  };
+}
+
 function cidrs(env: string, doc: string): Setting<string[]> {
   return {
     env,
@@ -201,7 +220,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   dataDir: str('DATA_DIR', 'embedded database, stored images, the image-link secret', { default: './.data', map: (v) => path.resolve(v), pod: 'operator' }),
   modelRepository: str('MODEL_REPOSITORY', 'the prepared Triton model repository', { default: './model-repository', map: (v) => path.resolve(v) }),
-  modelName: str('MODEL_NAME', 'the model in that repository', { default: 'centernet' }),
+  modelName: str('MODEL_NAME', 'the model in that repository', { default: 'centernet', pod: 'operator' }),
   tritonModelName: str('TRITON_MODEL_NAME', 'the model Triton serves', {
     default: (c) => String(c.modelName),
     defaultDoc: '`MODEL_NAME`',
@@ -261,6 +280,72 @@ export const SETTINGS = {
 
   metricsPort: optionalInt('METRICS_PORT', 'also serve `/metrics` on this port', { min: 1, max: 65535, unset: 'unset', pod: 'spec' }),
   shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 'how long SIGTERM waits for in-flight requests, in ms', { default: 30_000, min: 0, pod: 'operator' }),
+
+  consoleEnabled: bool('CONSOLE_ENABLED', 'the web console and its API under `/console` (docs/console.md)', { default: true, pod: 'spec', crd: true }),
+  consoleAccessTtlSeconds: int('CONSOLE_ACCESS_TTL_SECONDS', 'lifetime of a console access token, in seconds', { default: 15 * 60, min: 1, max: 24 * 3600 }),
+  consoleSessionTtlSeconds: int('CONSOLE_SESSION_TTL_SECONDS', 'absolute lifetime of a console session (its rotating refresh tokens), in seconds', {
+    default: 30 * 24 * 3600, min: 60, max: 365 * 24 * 3600, defaultDoc: '30 days', pod: 'spec', crd: true,
+  }),
+  // Slow and greedy clients (src/api/connection-limits.ts).
+  httpHeadersTimeoutMs: int('HTTP_HEADERS_TIMEOUT_MS', 'a client must send its request headers within this, in ms', { default: 10_000, min: 100, max: 600_000 }),
+  httpRequestTimeoutMs: {
+    env: 'HTTP_REQUEST_TIMEOUT_MS',
+    doc: '… and its whole request, headers and body, in ms',
+    defaultDoc: '`60000`',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): number => {
+      const v = r.number('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000, true);
+      if (Number(c.httpHeadersTimeoutMs) > v) r.problems.push(`HTTP_HEADERS_TIMEOUT_MS (${String(c.httpHeadersTimeoutMs)}) must not be above HTTP_REQUEST_TIMEOUT_MS (${v})`);
+      return v;
+    },
+  } satisfies Setting<number>,
+  httpKeepAliveTimeoutMs: int('HTTP_KEEP_ALIVE_TIMEOUT_MS', "idle keep-alive connections close after this, in ms; keep it above the load balancer's idle timeout", {
+    default: 65_000, min: 100, max: 3_600_000,
+  }),
+  httpSocketTimeoutMs: {
+    env: 'HTTP_SOCKET_TIMEOUT_MS',
+    doc: 'a connection with no traffic at all is closed after this, in ms; above the sync limit (no bytes flow while a request is processed)',
+    defaultDoc: '`SYNC_TIMEOUT_MS` + 30000',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): number => {
+      const sync = Number(c.syncTimeoutMs);
+      const v = r.number('HTTP_SOCKET_TIMEOUT_MS', sync + 30_000, 1000, 3_600_000, true);
+      if (v <= sync) r.problems.push(`HTTP_SOCKET_TIMEOUT_MS (${v}) must be above SYNC_TIMEOUT_MS (${sync})`);
+      return v;
+    },
+  } satisfies Setting<number>,
+  httpMaxConnections: int('HTTP_MAX_CONNECTIONS', 'open connections at once; more are closed on arrival', { default: 1000, min: 1, max: 1_000_000 }),
+  httpMaxInFlightPerClient: int('HTTP_MAX_IN_FLIGHT_PER_CLIENT', 'requests in flight per client address (0: no cap); more get 429 `TOO_MANY_IN_FLIGHT`', {
+    default: 32, min: 0, max: 1_000_000,
+  }),
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    doc: '`true`, a hop count, or proxy addresses/CIDRs: take the client address from `X-Forwarded-For`',
+    defaultDoc: '`false`',
+    read: (r: Reader): boolean | number | string => {
+      const raw = r.optional('TRUST_PROXY');
+      if (raw === undefined || raw === 'false') return false;
+      if (raw === 'true') return true;
+      if (/^\d+$/.test(raw)) return Number(raw);
+      const list = raw.split(',').map((a) => a.trim()).filter(Boolean);
+      for (const a of list) {
+        if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a)) r.problems.push(`TRUST_PROXY: "${a}" is not an address or CIDR (or use true, false, or a hop count)`);
+      }
+      return list.join(',');
+    },
+  } satisfies Setting<boolean | number | string>,
+
+  // Backpressure on decode and inference (src/recognition/capacity.ts).
+  detectConcurrency: {
+    env: 'DETECT_CONCURRENCY',
+    doc: 'images decoded and inferred at once; decode memory stays below `IMAGE_MAX_PIXELS` × this (about 4 bytes a pixel)',
+    defaultDoc: 'all cores',
+    read: (r: Reader): number => r.number('DETECT_CONCURRENCY', os.availableParallelism(), 1, 256, true),
+  } satisfies Setting<number>,
+  detectQueueLength: {
+    env: 'DETECT_QUEUE_LENGTH',
+    doc: 'images waiting for a decode/inference slot; when full, 503 `SERVICE_OVERLOADED` with `Retry-After`',
+    defaultDoc: 'max(8, 4 × cores)',
+    read: (r: Reader): number => r.number('DETECT_QUEUE_LENGTH', Math.max(8, 4 * os.availableParallelism()), 0, 100_000, true),
+  } satisfies Setting<number>,
 } as const satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -31,6 +31,7 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     log: (msg) => logger.info(msg),
+    warn: (msg) => logger.warn({ component: 'database' }, String(msg)),
   });
   let services: Services | undefined;
   try {

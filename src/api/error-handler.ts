@@ -10,7 +10,9 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ImageError, type ImageErrorCode } from '../images/errors.js';
+import { CapacityExceeded } from '../recognition/capacity.js';
 import { RecognitionRejected } from '../recognition/errors.js';
+import { transientDbFault } from '../store/db-faults.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { Parser } from './inputs.js';
 
@@ -27,6 +29,9 @@ declare module 'fastify' {
 
 /** ImageError codes that mean "the client sent something unacceptable" rather than "processing failed". */
 const CLIENT_IMAGE_CODES: ReadonlySet<ImageErrorCode> = new Set(['INVALID_IMAGE_URL', 'INVALID_IMAGE_BASE64', 'UNSUPPORTED_IMAGE_FORMAT', 'IMAGE_TOO_LARGE']);
+
+/** What a 503 DATABASE_UNAVAILABLE tells the client to wait: about a PostgreSQL restart. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 export function toApiError(err: FastifyError | Error, request?: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
@@ -53,6 +58,9 @@ export function toApiError(err: FastifyError | Error, request?: FastifyRequest):
     case 'FST_ERR_BAD_URL':
       return new ApiError('MALFORMED_REQUEST', 'The URL is not valid percent-encoded UTF-8');
   }
+  if (err instanceof CapacityExceeded) return new ApiError('SERVICE_OVERLOADED', undefined, {}, { 'Retry-After': String(err.retryAfterSeconds) });
+  // The database restarting or unreachable is a temporary condition, not a bug: 503, retry.
+  if (transientDbFault(err) !== null) return new ApiError('DATABASE_UNAVAILABLE', undefined, {}, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError('INVALID_PARAMETERS', fe.message);
   }
@@ -130,7 +138,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiErr = toApiError(err, request);
-    if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
+    if (apiErr.code === 'DATABASE_UNAVAILABLE') request.log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database unavailable');
+    else if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ error_code: apiErr.code }, 'request refused');
     void sendApiError(reply, apiErr);
   });

@@ -24,11 +24,16 @@ export const ERROR_CATALOGUE = {
   TOO_MANY_IMAGES: { status: 400, error: 'invalid_request', message: 'Too many images: the maximum is 10 per batch' },
   INVALID_REQUEST_ID: { status: 400, error: 'missing_request_id', message: 'A valid request id (UUID) is required' },
   INVALID_RATING: { status: 400, error: 'invalid_rating', message: 'rating must be -1 (bad), 0 (neutral) or 1 (good)' },
+  // console API (src/console): session-authenticated, never with an x-api-key
+  VALIDATION_FAILED: { status: 400, error: 'Bad Request', message: 'The request is invalid' },
   MALFORMED_REQUEST: { status: 400, error: 'Bad Request', message: 'The HTTP request is malformed' },
   // 401
   MISSING_API_KEY: { status: 401, error: 'unauthorized', message: 'Missing API key: send it in the x-api-key header' },
   INVALID_API_KEY: { status: 401, error: 'unauthorized', message: 'Invalid API key' },
   API_KEY_EXPIRED: { status: 401, error: 'unauthorized', message: 'The API key has expired' },
+  UNAUTHENTICATED: { status: 401, error: 'unauthorized', message: 'Sign in first: a valid session is required' },
+  INVALID_CREDENTIALS: { status: 401, error: 'unauthorized', message: 'Wrong e-mail or password' },
+  REFRESH_REUSED: { status: 401, error: 'unauthorized', message: 'This refresh token was already used; the session has been revoked, sign in again' },
   // 402
   INSUFFICIENT_BALANCE: { status: 402, error: 'payment_required', message: 'Insufficient API calls balance' },
   // 403
@@ -37,10 +42,13 @@ export const ERROR_CATALOGUE = {
   ORGANIZATION_SUSPENDED: { status: 403, error: 'Forbidden', message: "The API key's organisation is suspended" },
   NO_CLASSES: { status: 403, error: 'Forbidden', message: 'No classes are mapped to this API key' },
   REQUEST_FORBIDDEN: { status: 403, error: 'unauthorized', message: 'The request belongs to a different API key' },
+  FORBIDDEN_ROLE: { status: 403, error: 'Forbidden', message: 'Your role in this organisation does not allow this' },
+  CSRF_FAILED: { status: 403, error: 'Forbidden', message: 'Missing or wrong CSRF token (x-csrf-token header)' },
   INVALID_IMAGE_SIGNATURE: { status: 403, error: 'forbidden', message: 'The image link is invalid or has expired' },
   // 404
   REQUEST_NOT_FOUND: { status: 404, error: 'request_not_found', message: 'Request not found' },
   IMAGE_NOT_FOUND: { status: 404, error: 'not_found', message: 'Image not found' },
+  NOT_FOUND: { status: 404, error: 'not_found', message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, error: 'not_found', message: 'No such endpoint' },
   // 405
   METHOD_NOT_ALLOWED: { status: 405, error: 'Method Not Allowed', message: 'This method is not allowed on this endpoint' },
@@ -49,18 +57,23 @@ export const ERROR_CATALOGUE = {
   CLIENT_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'The request was not received in time' },
   // 409, 422: idempotency
   REQUEST_IN_PROGRESS: { status: 409, error: 'request_in_progress', message: 'A request with this external_id is still processing; retry later' },
+  CONFLICT: { status: 409, error: 'conflict', message: 'The change conflicts with the current state' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, error: 'idempotency_key_reused', message: 'This external_id was already used with a different image' },
   // 413
   PAYLOAD_TOO_LARGE: { status: 413, error: 'Payload Too Large', message: 'The request body is too large' },
   // 429
   RATE_LIMITED: { status: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' },
   MONTHLY_QUOTA_EXCEEDED: { status: 429, error: 'Too Many Requests', message: 'Monthly quota exceeded' },
+  LOGIN_THROTTLED: { status: 429, error: 'Too Many Requests', message: 'Too many failed sign-ins; wait and try again' },
+  TOO_MANY_IN_FLIGHT: { status: 429, error: 'Too Many Requests', message: 'Too many requests in flight from this client address' },
   // 431
   HEADERS_TOO_LARGE: { status: 431, error: 'Request Header Fields Too Large', message: 'The request headers are too large' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },
   NOT_READY: { status: 503, error: 'Service Unavailable', message: 'A dependency of the service is not ready' },
+  DATABASE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry shortly' },
+  SERVICE_OVERLOADED: { status: 503, error: 'Service Unavailable', message: 'The service is at capacity; retry shortly' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -15,9 +15,16 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         description: 'Detects labelled objects in images. Every error body carries error, message and error_code.',
       },
       servers: [{ url: options.publicBaseUrl }],
-      tags: [{ name: TAG, description: 'Recognition requests and feedback' }],
+      tags: [
+        { name: TAG, description: 'Recognition requests and feedback' },
+        { name: 'Console', description: 'The console API under /console/api/v1: people, sessions, keys, usage (docs/console.md). Session tokens, never an x-api-key.' },
+      ],
       components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
+          consoleBearer: { type: 'http', scheme: 'bearer', description: 'A console access token from POST /console/api/v1/auth/login' },
+          consoleCookie: { type: 'apiKey', in: 'cookie', name: 'rc_access', description: 'The web app: HttpOnly cookie plus x-csrf-token on unsafe methods' },
+        },
       },
     },
     // Shared schemas appear under components/schemas by their $id (CVResult, Detection, ...).

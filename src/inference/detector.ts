@@ -4,48 +4,28 @@
  * Calls run concurrently, so one image decodes while another is being inferred.
  */
 import type { Catalog, CatalogClass } from '../models/catalog.js';
+import type { DetectorSpec } from '../models/detector-spec.js';
 import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '../recognition/detection.js';
-import { InferenceError, type InferenceBackend, type TensorSpec } from './backend.js';
-import { DETECTION_ROW, postprocess } from './postprocess.js';
-import { prepareImage, type InputSize, type ResizeFit } from './preprocess.js';
+import { InferenceError, type InferenceBackend } from './backend.js';
+import { checkServedModel, decodeOutputs, toModelInput, type ThresholdOf } from './families.js';
+import { finishDetections } from './postprocess.js';
+import { prepareImage, type ResizeFit } from './preprocess.js';
 
 export interface DetectorOptions {
+  /** Default lowest confidence; a catalog class's own threshold overrides it. */
   scoreThreshold: number;
   nmsIou: number;
   /** Images over this many pixels are refused before decoding. */
   maxPixels: number;
-  /** Default 'stretch' (see ResizeFit). */
+  /** Overrides the fit the model's family declares (see ResizeFit). */
   fit?: ResizeFit;
-}
-
-/** The model's contract: one NHWC float image input, one [N, rows, 6] float output. */
-export interface DetectorIo {
-  input: TensorSpec;
-  output: TensorSpec;
-  size: InputSize;
-}
-
-/** Finds the image input and the detections output in the served model's metadata. */
-export function detectorIo(inputs: TensorSpec[], outputs: TensorSpec[]): DetectorIo {
-  const input = inputs.find((s) => s.datatype === 'FP32' && s.shape.length === 4 && s.shape[3] === 3);
-  const output = outputs.find((s) => s.datatype === 'FP32' && s.shape.length === 3 && s.shape[2] === DETECTION_ROW);
-  if (input === undefined || output === undefined) {
-    throw new Error(`the model does not look like the detector: expected an FP32 [N,H,W,3] input and an FP32 [N,K,${DETECTION_ROW}] output, got inputs ${describe(inputs)} and outputs ${describe(outputs)}`);
-  }
-  const [, height, width] = input.shape;
-  if (!(height > 0 && width > 0)) throw new Error(`the model input ${input.name} must have a fixed height and width, got [${input.shape.join(',')}]`);
-  return { input, output, size: { width, height } };
-}
-
-function describe(specs: TensorSpec[]): string {
-  return specs.map((s) => `${s.name} ${s.datatype}[${s.shape.join(',')}]`).join(', ') || 'none';
 }
 
 export class Detector implements ObjectDetector {
   readonly model: ModelRef;
+  readonly spec: DetectorSpec;
   private readonly classes: ReadonlyMap<number, CatalogClass>;
-  private readonly io: DetectorIo;
-  private readonly fit: ResizeFit;
+  private readonly thresholdOf: ThresholdOf;
 
   /** The backend must be started (its metadata is read here). */
   constructor(
@@ -54,10 +34,12 @@ export class Detector implements ObjectDetector {
     private readonly options: DetectorOptions,
   ) {
     const meta = backend.metadata();
-    this.io = detectorIo(meta.inputs, meta.outputs);
+    this.spec = options.fit ? { ...catalog.detector, input: { ...catalog.detector.input, fit: options.fit } } : catalog.detector;
+    checkServedModel(this.spec, meta.inputs, meta.outputs);
     this.model = { ...catalog.model };
     this.classes = new Map(catalog.classes.map((c) => [c.index, c]));
-    this.fit = options.fit ?? 'stretch';
+    const thresholds = new Map(catalog.classes.map((c) => [c.index, c.threshold ?? options.scoreThreshold]));
+    this.thresholdOf = (i) => thresholds.get(i);
   }
 
   labels(): string[] {
@@ -67,25 +49,15 @@ export class Detector implements ObjectDetector {
   async detect(image: Uint8Array, options: DetectOptions = {}): Promise<DetectionOutcome> {
     checkBudget(options);
     const t0 = performance.now();
-    const prepared = await prepareImage(image, this.io.size, { maxPixels: this.options.maxPixels, fit: this.fit });
+    const { input } = this.spec;
+    const prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit });
+    const tensor = toModelInput(prepared.tensor, prepared.geometry, this.spec);
     const t1 = performance.now();
     checkBudget(options);
-    const { input, output } = this.io;
-    const outputs = await this.backend.infer(
-      [{ name: input.name, datatype: 'FP32', shape: [1, this.io.size.height, this.io.size.width, 3], data: prepared.tensor }],
-      { deadline: options.deadline, signal: options.signal },
-    );
+    const outputs = await this.backend.infer([tensor], { deadline: options.deadline, signal: options.signal });
     const t2 = performance.now();
-    const out = outputs.get(output.name);
-    if (out === undefined || !(out.data instanceof Float32Array) || out.shape.length !== 3 || out.shape[2] !== DETECTION_ROW) {
-      throw new InferenceError('INTERNAL', `the model returned no ${output.name} [1,K,${DETECTION_ROW}] FP32 tensor`);
-    }
-    const detections = postprocess(out.data, 0, out.shape[1], {
-      scoreThreshold: this.options.scoreThreshold,
-      nmsIou: this.options.nmsIou,
-      geometry: prepared.geometry,
-      classes: this.classes,
-    });
+    const candidates = decodeOutputs(this.spec, outputs, prepared.geometry, this.thresholdOf);
+    const detections = finishDetections(candidates, this.options.nmsIou, prepared.geometry, this.classes);
     const t3 = performance.now();
     return {
       detections,

@@ -102,3 +102,15 @@ export function postprocess(data: Float32Array, offset: number, rows: number, op
   }
   return detections;
 }
+
+/** Any family's candidates → Detections: NMS, integer boxes, labels; most confident first. */
+export function finishDetections(candidates: readonly Candidate[], nmsIou: number, geometry: ResizeGeometry, classes: ReadonlyMap<number, CatalogClass>): Detection[] {
+  const detections: Detection[] = [];
+  for (const c of nonMaxSuppression(candidates, nmsIou)) {
+    const box = toBoundingBox(c, geometry.width, geometry.height);
+    const cls = classes.get(c.classIndex);
+    if (box === null || cls === undefined) continue;
+    detections.push({ label: cls.label, external_id: cls.external_id, bounding_box: box, confidence: Math.round(c.score * 1e4) / 1e4 });
+  }
+  return detections;
+}

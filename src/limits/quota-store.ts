@@ -5,6 +5,7 @@
  * number of replicas admit exactly what fits, with or without Redis in front.
  */
 import type { Knex } from 'knex';
+import { withDbRetry } from '../store/db-faults.js';
 
 export const KEY_USAGE_TABLE = 'key_usage';
 
@@ -20,29 +21,30 @@ export class QuotaStore {
   async reserve(keyId: string, month: string, units: number, quota: number): Promise<UsageResult> {
     // A first reservation bigger than the whole quota would be inserted unchecked.
     if (units > quota) return { allowed: false, used: await this.used(keyId, month) };
-    const { rows } = await this.knex.raw<{ rows: Array<{ used: number }> }>(
+    // Retried only when the statement certainly did not apply (a second upsert would count twice).
+    const { rows } = await withDbRetry(() => this.knex.raw<{ rows: Array<{ used: number }> }>(
       `INSERT INTO ${KEY_USAGE_TABLE} AS u (key_id, month, used) VALUES (?, ?, ?)
        ON CONFLICT (key_id, month) DO UPDATE SET used = u.used + EXCLUDED.used, updated_at = now()
        WHERE u.used + EXCLUDED.used <= ?
        RETURNING used`,
       [keyId, month, units, quota],
-    );
+    ), { kind: 'write' });
     if (rows.length === 1) return { allowed: true, used: Number(rows[0].used) };
     return { allowed: false, used: await this.used(keyId, month) };
   }
 
   /** Gives units back, never below zero. Returns the usage after. */
   async release(keyId: string, month: string, units: number): Promise<number> {
-    const { rows } = await this.knex.raw<{ rows: Array<{ used: number }> }>(
+    const { rows } = await withDbRetry(() => this.knex.raw<{ rows: Array<{ used: number }> }>(
       `UPDATE ${KEY_USAGE_TABLE} SET used = GREATEST(used - ?, 0), updated_at = now()
        WHERE key_id = ? AND month = ? RETURNING used`,
       [units, keyId, month],
-    );
+    ), { kind: 'write' });
     return rows.length === 1 ? Number(rows[0].used) : 0;
   }
 
   async used(keyId: string, month: string): Promise<number> {
-    const row = await this.knex(KEY_USAGE_TABLE).where({ key_id: keyId, month }).first<{ used: number } | undefined>('used');
+    const row = await withDbRetry(() => this.knex(KEY_USAGE_TABLE).where({ key_id: keyId, month }).first<{ used: number } | undefined>('used'), { kind: 'read' });
     return row === undefined ? 0 : Number(row.used);
   }
 }

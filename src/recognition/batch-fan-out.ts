@@ -62,6 +62,8 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
         source: 'url' as const,
         sourceUrl: url,
         imageFingerprint: `url:${url}`,
+        // Charged before the rows exist: each row records its unit, so a crash or a 5xx refunds it.
+        chargeMonth: period ?? null,
       })),
     );
   } catch (err) {
@@ -85,6 +87,10 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
       case 'refused':
         refunds++;
         entries[index] = failedBeforeProcessing(url, outcome.error.message);
+        break;
+      case 'overloaded':
+        refunds++;
+        entries[index] = { ...failedBeforeProcessing(url, 'the service is at capacity; retry shortly'), response_code: 503 };
         break;
       case 'timeout':
         entries[index] = outcome.record ? toBatchEntry(url, outcome.record) : { ...failedBeforeProcessing(url, TIMEOUT_MESSAGE), request_id: record.id, response_code: 408 };

@@ -6,12 +6,13 @@ import { deadlineSignal, raceSignal } from '../deadline.js';
 import { ImageError } from '../images/errors.js';
 import type { ImageFetcher, ImageStore } from '../images/types.js';
 import { InferenceError } from '../inference/backend.js';
+import { CapacityExceeded } from './capacity.js';
 import type { Detection, ObjectDetector } from './detection.js';
 import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
 
 export interface PipelineDeps {
-  requests: Pick<RequestRepository, 'markImageStored' | 'markProcessing' | 'finishDone' | 'finishError' | 'discard' | 'findById'>;
+  requests: Pick<RequestRepository, 'markImageStored' | 'markProcessing' | 'finishDone' | 'finishError' | 'failUndelivered' | 'discard' | 'findById'>;
   detector: Pick<ObjectDetector, 'detect'>;
   fetcher: Pick<ImageFetcher, 'fetch'>;
   imageStore: Pick<ImageStore, 'put' | 'delete'>;
@@ -23,10 +24,15 @@ export type Outcome =
   | { kind: 'finished'; record: RequestRecord }
   /** Refused before processing (the client's fault, 400-class); its record was removed and its charge is to be given back. */
   | { kind: 'refused'; error: ImageError }
+  /** No decode/inference slot (503 with Retry-After); its record was removed and its charge is to be given back. */
+  | { kind: 'overloaded'; error: CapacityExceeded }
   | { kind: 'timeout'; record: RequestRecord | null }
   | { kind: 'internal'; error: unknown; record: RequestRecord | null };
 
 export const TIMEOUT_MESSAGE = 'processing timed out';
+
+/** How long a request the client was told failed keeps being corrected to ERROR while the database is away. */
+const COMPENSATE_FOR_MS = 10 * 60_000;
 
 export function filterByClasses(detections: Detection[], classes: string[]): Detection[] {
   if (classes.includes('*')) return detections;
@@ -52,26 +58,58 @@ export class DeadlinePipeline {
    */
   async run(caller: Caller, record: RequestRecord, source: Source, deadline: number): Promise<Outcome> {
     const signal = deadlineSignal(deadline);
-    const run = this.process(caller, record, source, deadline, signal).catch(
-      (error: unknown): Outcome => ({ kind: 'internal', error, record: null }),
-    );
+    const run = this.process(caller, record, source, deadline, signal).catch(async (error: unknown): Promise<Outcome> => {
+      // Even recording the failure failed (the database is away): the client gets a 5xx.
+      await this.failUndelivered(record.id, 'internal error');
+      return { kind: 'internal', error, record: null };
+    });
     // `run` never rejects: a rejection here is the deadline.
     const first = await raceSignal(run, signal).catch((): 'timeout' => 'timeout');
     if (first !== 'timeout' && first.kind !== 'timeout') return first;
+    // The client is told 408: the request ends ERROR and its charge is given back.
     const ended = await this.deps.requests.finishError(record.id, {
       error: TIMEOUT_MESSAGE,
       responseCode: 408,
       processingTimeMs: Date.now() - record.createdAt.getTime(),
+      refund: true,
     });
     if (!ended) return await run; // it finished (or was refused) in the same moment
     return { kind: 'timeout', record: await this.deps.requests.findById(record.id) };
+  }
+
+  /**
+   * The client is (or will be) told this request failed: it must not stay, or end, DONE.
+   * Ends it ERROR with its charge given back; while the database is away, keeps retrying in
+   * the background (the sweep cannot correct a DONE row). Resolves after the first try.
+   */
+  async failUndelivered(requestId: string, error: string): Promise<void> {
+    const { requests, logger } = this.deps;
+    const until = Date.now() + COMPENSATE_FOR_MS;
+    const attempt = async (): Promise<boolean> =>
+      requests.failUndelivered(requestId, error, 500).then(
+        () => true,
+        () => false,
+      );
+    if (await attempt()) return;
+    let wait = 500;
+    const again = (): void => {
+      setTimeout(() => {
+        void attempt().then((ok) => {
+          if (ok) return;
+          if (Date.now() + wait > until) return logger.error({ requestId }, 'could not record a failed request as ERROR; giving up');
+          wait = Math.min(wait * 2, 30_000);
+          again();
+        });
+      }, wait).unref();
+    };
+    again();
   }
 
   /** Never throws: every way out is an Outcome, and the record never stays unfinished. */
   private async process(caller: Caller, record: RequestRecord, source: Source, deadline: number, signal: AbortSignal): Promise<Outcome> {
     const { requests, logger } = this.deps;
     const t0 = Date.now();
-    let stage: 'fetch' | 'store' | 'detect' = 'fetch';
+    let stage: 'fetch' | 'store' | 'detect' | 'finish' = 'fetch';
     try {
       if (Date.now() >= deadline) return { kind: 'timeout', record: null };
       const image = source.kind === 'url' ? await this.deps.fetcher.fetch(source.url, { signal }) : source.image;
@@ -81,11 +119,26 @@ export class DeadlinePipeline {
       await requests.markImageStored(record.id);
       stage = 'detect';
       if (!(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
+      const startedAt = new Date();
       const out = await this.deps.detector.detect(image.bytes, { deadline, signal });
       const results = filterByClasses(out.detections, caller.classes);
-      await requests.finishDone(record.id, { results, model: out.model, processingTimeMs: Date.now() - t0 });
+      stage = 'finish';
+      const processingTimeMs = Date.now() - t0;
+      if (await requests.finishDone(record.id, { results, model: out.model, processingTimeMs })) {
+        // The answer is built from what was written: no read that could fail after DONE.
+        return {
+          kind: 'finished',
+          record: { ...record, status: 'DONE', imageStored: true, results, error: null, responseCode: 200, model: out.model, processingTimeMs: Math.round(processingTimeMs), startedAt, finishedAt: new Date() },
+        };
+      }
     } catch (err) {
       if (signal.aborted) return { kind: 'timeout', record: null };
+      if (err instanceof CapacityExceeded) {
+        // Refused before decoding: nothing processed, nothing kept, the charge given back.
+        await requests.discard(record.id);
+        await this.deps.imageStore.delete(record.id).catch(() => {});
+        return { kind: 'overloaded', error: err };
+      }
       if (err instanceof ImageError) {
         // A refused address (after DNS) and an image over the pixel limit are the client's fault:
         // 400, no record, charge given back. Everything else is a processing ERROR.
@@ -95,14 +148,16 @@ export class DeadlinePipeline {
           await this.deps.imageStore.delete(record.id).catch(() => {});
           return { kind: 'refused', error: err };
         }
+        // The client's image could not be used (download failed, undecodable): processed, charged.
         await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
       } else if (err instanceof InferenceError) {
-        await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0 });
+        // The service's own backend failed: the request ends ERROR and is not charged.
+        await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0, refund: true });
       } else {
-        logger.error({ err, requestId: record.id }, 'recognition failed unexpectedly');
-        await requests
-          .finishError(record.id, { error: 'internal error', responseCode: 500, processingTimeMs: Date.now() - t0 })
-          .catch((e: unknown) => logger.error({ err: e, requestId: record.id }, 'could not mark the request ERROR'));
+        // Unexpected, or the database failed (perhaps after DONE was written, unconfirmed):
+        // the client gets a 5xx, so the request must end ERROR, refunded.
+        if (stage !== 'finish') logger.error({ err, requestId: record.id }, 'recognition failed unexpectedly');
+        await this.failUndelivered(record.id, stage === 'finish' ? 'internal error: the result could not be recorded' : 'internal error');
         return { kind: 'internal', error: err, record: null };
       }
     }

@@ -37,6 +37,11 @@ export interface NewRequest {
   source: ImageSource;
   sourceUrl: string | null;
   imageFingerprint: string;
+  /**
+   * The UTC month ('YYYY-MM') its one unit of quota (and of balance) is charged in, recorded
+   * before charging so a crash can never leave a charge without a record; null: not charged.
+   */
+  chargeMonth?: string | null;
 }
 
 export type ClaimResult =
@@ -49,12 +54,23 @@ export interface RequestRepository {
   claimSync(request: NewRequest): Promise<ClaimResult>;
   createQueued(requests: NewRequest[]): Promise<RequestRecord[]>;
   markImageStored(id: string): Promise<void>;
+  /** Records that the request's unit was charged in `month` (so a later refund knows where to give it back). */
+  markCharged(id: string, month: string): Promise<void>;
   /** QUEUED → PROCESSING; false when the request already ended (e.g. timed out). */
   markProcessing(id: string): Promise<boolean>;
   /** Ends an unfinished request DONE; false when it had already ended. */
   finishDone(id: string, done: { results: Detection[]; model: ModelRef; processingTimeMs: number }): Promise<boolean>;
-  /** Ends an unfinished request ERROR; false when it had already ended. */
-  finishError(id: string, failure: { error: string; responseCode: number | null; processingTimeMs?: number }): Promise<boolean>;
+  /**
+   * Ends an unfinished request ERROR; false when it had already ended. With `refund`, its
+   * charge is given back in the same statement (the service's fault: timeout, internal error,
+   * inference down), exactly once.
+   */
+  finishError(id: string, failure: { error: string; responseCode: number | null; processingTimeMs?: number; refund?: boolean }): Promise<boolean>;
+  /**
+   * The client was told the request failed although it may have ended DONE (the answer could
+   * not be confirmed): ends it ERROR whatever its state but ERROR, and refunds it, exactly once.
+   */
+  failUndelivered(id: string, error: string, responseCode: number): Promise<boolean>;
   /** Removes an unfinished request that was refused before processing (nothing half-written stays). */
   discard(id: string): Promise<boolean>;
   findById(id: string): Promise<RequestRecord | null>;

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from '../images/types.js';
+import { utcMonth } from '../limits/month.js';
 import type { Limits } from '../limits/types.js';
 import { Admission } from './admission.js';
 import { fanOutBatch } from './batch-fan-out.js';
@@ -87,6 +88,14 @@ export class RecognitionService {
     const period = await this.admission.charge(caller, 1, async () => {
       await this.deps.requests.discard(record.id);
     });
+    try {
+      // From here a crash, a 5xx or a timeout refunds through the row (exactly once).
+      await this.deps.requests.markCharged(record.id, period ?? utcMonth(Date.now()));
+    } catch (err) {
+      await this.admission.giveBack(caller, 1, period);
+      await this.deps.requests.discard(record.id).catch(() => {});
+      throw err;
+    }
 
     const outcome = await this.pipeline.run(caller, record, source, deadline);
     observeOutcome(this.deps.observer, outcome, 'sync');
@@ -94,6 +103,7 @@ export class RecognitionService {
       case 'finished':
         return { result: this.view(outcome.record), replayed: false };
       case 'refused':
+      case 'overloaded':
         await this.admission.giveBack(caller, 1, period);
         throw outcome.error;
       case 'timeout':

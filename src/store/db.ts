@@ -14,6 +14,8 @@ export interface DbOptions {
   /** Pool size; small by default because every replica keeps its own pool. */
   poolMax?: number;
   applicationName?: string;
+  /** Where the driver's warnings go (a dropped connection, a failed acquire); default: stderr, as knex does. */
+  warn?: (msg: string) => void;
 }
 
 export function createDb(url: string, options: DbOptions = {}): Db {
@@ -22,6 +24,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     connection: { connectionString: url, application_name: options.applicationName ?? 'recognition-service' },
     pool: { min: 0, max: options.poolMax ?? 10 },
     acquireConnectionTimeout: 10_000,
+    ...(options.warn && { log: { warn: options.warn, error: options.warn, deprecate: () => {}, debug: () => {} } }),
   });
 }
 

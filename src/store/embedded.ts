@@ -31,6 +31,8 @@ export interface OpenOptions {
   log?: (msg: string) => void;
   poolMax?: number;
   applicationName?: string;
+  /** The driver's warnings (a dropped connection during a database restart), e.g. to the JSON log. */
+  warn?: (msg: string) => void;
   /**
    * 'service' (default) waits for an embedded server started by a short-lived CLI command to
    * stop, then starts its own, so the service never depends on a cluster a CLI will stop.
@@ -109,7 +111,7 @@ async function loadEmbeddedPostgres() {
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
-  const dbOptions = { poolMax: opts.poolMax, applicationName: opts.applicationName };
+  const dbOptions = { poolMax: opts.poolMax, applicationName: opts.applicationName, warn: opts.warn };
   if (opts.databaseUrl) {
     const db = createDb(opts.databaseUrl, dbOptions);
     return { db, url: opts.databaseUrl, mode: 'external', close: () => db.destroy() };
@@ -146,7 +148,7 @@ async function openEmbedded(opts: OpenOptions): Promise<DatabaseHandle> {
     creds = { user: 'recog', password: randomBytes(24).toString('base64url') };
     await writeFile(p.credentials, JSON.stringify(creds), { mode: 0o600 });
   }
-  const dbOptions = { poolMax: opts.poolMax, applicationName: opts.applicationName };
+  const dbOptions = { poolMax: opts.poolMax, applicationName: opts.applicationName, warn: opts.warn };
 
   const role = opts.role ?? 'service';
   // Someone (the service, or another CLI command) already runs it: join it, except that the

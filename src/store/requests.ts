@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Detection } from '../recognition/detection.js';
 import type { ClaimResult, NewRequest, RequestRecord, RequestRepository } from '../recognition/ports.js';
+import { withDbRetry } from './db-faults.js';
 
 interface Row {
   id: string;
@@ -60,7 +61,46 @@ function toRow(n: NewRequest, instanceId: string) {
     source_url: n.sourceUrl,
     image_fingerprint: n.imageFingerprint,
     instance_id: instanceId,
+    charge_month: n.chargeMonth ?? null,
   };
+}
+
+/**
+ * Ends the requests `where` selects ERROR and, with `refund`, gives back the charge of those
+ * charged and not yet refunded: quota to key_usage (the month it was counted in), balance to
+ * the organisation. One statement, so ending and refunding cannot come apart, and the
+ * `refunded_at IS NULL` guard under the row lock makes the refund happen once whichever
+ * replica or sweep ends the request. (The Redis quota counter may stay ahead until it is
+ * rebuilt; it only ever refuses after checking PostgreSQL, so that costs nothing.)
+ */
+export async function endRequests(
+  db: Knex,
+  where: { sql: string; bindings: Knex.Value[] },
+  end: { error: string; responseCode: number | null; processingTimeMs?: number; refund: boolean },
+): Promise<{ ended: number; refunded: number }> {
+  const { rows } = await db.raw<{ rows: Array<{ ended: number; refunded: number }> }>(
+    `WITH target AS (
+       SELECT id, (refunded_at IS NULL AND charge_month IS NOT NULL AND ?::boolean) AS refund_now
+       FROM requests WHERE ${where.sql} FOR UPDATE
+     ), ended AS (
+       UPDATE requests r SET status = 'ERROR', error = ?, response_code = ?,
+         processing_time_ms = COALESCE(?::int, r.processing_time_ms), finished_at = now(),
+         refunded_at = CASE WHEN t.refund_now THEN now() ELSE r.refunded_at END
+       FROM target t WHERE r.id = t.id
+       RETURNING r.key_id, r.org_id, r.charge_month, t.refund_now
+     ), quota AS (
+       UPDATE key_usage u SET used = GREATEST(u.used - s.n, 0), updated_at = now()
+       FROM (SELECT key_id, charge_month, count(*)::int AS n FROM ended WHERE refund_now GROUP BY key_id, charge_month) s
+       WHERE u.key_id = s.key_id AND u.month = s.charge_month
+     ), balance AS (
+       UPDATE organizations o SET balance = o.balance + s.n
+       FROM (SELECT org_id, count(*)::int AS n FROM ended WHERE refund_now GROUP BY org_id) s
+       WHERE o.id = s.org_id AND o.balance IS NOT NULL
+     )
+     SELECT count(*)::int AS ended, (count(*) FILTER (WHERE refund_now))::int AS refunded FROM ended`,
+    [end.refund, ...where.bindings, end.error, end.responseCode, end.processingTimeMs === undefined ? null : Math.round(end.processingTimeMs)],
+  );
+  return rows[0] ?? { ended: 0, refunded: 0 };
 }
 
 export class PgRequestRepository implements RequestRepository {
@@ -70,7 +110,14 @@ export class PgRequestRepository implements RequestRepository {
     private readonly instanceId: string,
   ) {}
 
+  // Transient database faults are retried where a retry cannot do harm (see db-faults.ts):
+  // reads and idempotent writes always, other writes only when the statement did not apply.
+
   async claimSync(n: NewRequest): Promise<ClaimResult> {
+    return withDbRetry(() => this.claimSyncOnce(n), { kind: 'write' });
+  }
+
+  private async claimSyncOnce(n: NewRequest): Promise<ClaimResult> {
     // The partial unique index requests_idempotency_idx arbitrates: concurrent inserts for the
     // same (key, external_id) wait on each other and exactly one row survives.
     const inserted = (await this.db.raw(
@@ -90,20 +137,22 @@ export class PgRequestRepository implements RequestRepository {
 
   async createQueued(list: NewRequest[]): Promise<RequestRecord[]> {
     if (list.length === 0) return [];
-    const rows = (await this.db('requests')
-      .insert(list.map((n) => toRow(n, this.instanceId)))
-      .returning('*')) as Row[];
+    const rows = (await withDbRetry(() => this.db('requests').insert(list.map((n) => toRow(n, this.instanceId))).returning('*'), { kind: 'write' })) as Row[];
     return rows.map(toRecord);
   }
 
   async markImageStored(id: string): Promise<void> {
-    await this.db('requests').where({ id }).update({ image_stored: true });
+    // Setting a flag is idempotent: safe to repeat whatever happened to the first try.
+    await withDbRetry(() => this.db('requests').where({ id }).update({ image_stored: true }), { kind: 'read' });
+  }
+
+  async markCharged(id: string, month: string): Promise<void> {
+    // Idempotent: safe to repeat whatever happened to the first try.
+    await withDbRetry(() => this.db('requests').where({ id }).update({ charge_month: month }), { kind: 'read' });
   }
 
   async markProcessing(id: string): Promise<boolean> {
-    const n = await this.db('requests')
-      .where({ id, status: 'QUEUED' })
-      .update({ status: 'PROCESSING', started_at: this.db.fn.now() });
+    const n = await withDbRetry(() => this.db('requests').where({ id, status: 'QUEUED' }).update({ status: 'PROCESSING', started_at: this.db.fn.now() }), { kind: 'write' });
     return n === 1;
   }
 
@@ -124,18 +173,21 @@ export class PgRequestRepository implements RequestRepository {
     return n === 1;
   }
 
-  async finishError(id: string, f: { error: string; responseCode: number | null; processingTimeMs?: number }): Promise<boolean> {
-    const n = await this.db('requests')
-      .where({ id })
-      .whereIn('status', UNFINISHED)
-      .update({
-        status: 'ERROR',
-        error: f.error,
-        response_code: f.responseCode,
-        processing_time_ms: f.processingTimeMs === undefined ? null : Math.round(f.processingTimeMs),
-        finished_at: this.db.fn.now(),
-      });
-    return n === 1;
+  async finishError(id: string, f: { error: string; responseCode: number | null; processingTimeMs?: number; refund?: boolean }): Promise<boolean> {
+    // Conditional on the request being unfinished, so repeating it after an unknown outcome is harmless.
+    const { ended } = await withDbRetry(
+      () => endRequests(this.db, { sql: `id = ? AND status IN ('QUEUED', 'PROCESSING')`, bindings: [id] }, { ...f, refund: f.refund ?? false }),
+      { kind: 'read' },
+    );
+    return ended === 1;
+  }
+
+  async failUndelivered(id: string, error: string, responseCode: number): Promise<boolean> {
+    const { ended } = await withDbRetry(
+      () => endRequests(this.db, { sql: `id = ? AND status <> 'ERROR'`, bindings: [id] }, { error, responseCode, refund: true }),
+      { kind: 'read' },
+    );
+    return ended === 1;
   }
 
   async discard(id: string): Promise<boolean> {
@@ -144,35 +196,41 @@ export class PgRequestRepository implements RequestRepository {
   }
 
   async findById(id: string): Promise<RequestRecord | null> {
-    const row = await this.db<Row>('requests').where({ id }).first();
+    const row = await withDbRetry(() => this.db<Row>('requests').where({ id }).first(), { kind: 'read' });
     return row ? toRecord(row) : null;
   }
 }
 
 /**
  * Ends requests nobody will finish: those QUEUED/PROCESSING for longer than any request can
- * legitimately run (`olderThanMs`, the sync deadline plus a margin), whichever replica started
- * them. Run at start and periodically, so a crash never leaves one PROCESSING forever.
+ * legitimately run (`olderThanMs`, the sync deadline plus a small margin), whichever replica
+ * started them. Run at start and every few seconds, so a crash or a lost database never
+ * leaves one PROCESSING past that bound. The sweep cannot tell why the outcome was never
+ * recorded, and its message says only what is known.
  */
 export async function failAbandonedRequests(db: Knex, olderThanMs: number, ofInstance?: string): Promise<number> {
-  const q = db('requests').whereIn('status', UNFINISHED);
   // With ofInstance: every unfinished request of that (restarted) instance, whatever its age.
-  if (ofInstance !== undefined) q.where({ instance_id: ofInstance });
-  else q.where('created_at', '<', db.raw(`now() - make_interval(secs => ?)`, [olderThanMs / 1000]));
-  return q.update({
-      status: 'ERROR',
-      error: 'request abandoned: the service stopped before it finished',
-      response_code: 500,
-      finished_at: db.fn.now(),
-    });
+  const where =
+    ofInstance !== undefined
+      ? { sql: `status IN ('QUEUED', 'PROCESSING') AND instance_id = ?`, bindings: [ofInstance] }
+      : { sql: `status IN ('QUEUED', 'PROCESSING') AND created_at < now() - make_interval(secs => ?)`, bindings: [olderThanMs / 1000] };
+  const { ended } = await endRequests(db, where, {
+    error:
+      ofInstance !== undefined
+        ? 'request interrupted: the service restarted before it finished'
+        : 'request not finished within the time limit: its outcome was never recorded (the service stopped or lost its database)',
+    responseCode: 500,
+    refund: true,
+  });
+  return ended;
 }
 
-/** Ends this process's unfinished requests (graceful shutdown, after the drain bound). */
+/** Ends this process's unfinished requests (graceful shutdown, after the drain bound), refunded. */
 export async function closeInstanceRequests(db: Knex, instanceId: string): Promise<number> {
-  return db('requests').whereIn('status', UNFINISHED).where({ instance_id: instanceId }).update({
-    status: 'ERROR',
-    error: 'request interrupted: the service shut down before it finished',
-    response_code: 503,
-    finished_at: db.fn.now(),
-  });
+  const { ended } = await endRequests(
+    db,
+    { sql: `status IN ('QUEUED', 'PROCESSING') AND instance_id = ?`, bindings: [instanceId] },
+    { error: 'request interrupted: the service shut down before it finished', responseCode: 503, refund: true },
+  );
+  return ended;
 }

@@ -42,6 +42,17 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   INVALID_REQUEST_ID: 'validation',
   INVALID_RATING: 'validation',
   PAYLOAD_TOO_LARGE: 'validation',
+  // console API
+  UNAUTHENTICATED: 'auth',
+  INVALID_CREDENTIALS: 'auth',
+  REFRESH_REUSED: 'auth',
+  FORBIDDEN_ROLE: 'auth',
+  CSRF_FAILED: 'auth',
+  LOGIN_THROTTLED: 'rate_limit',
+  VALIDATION_FAILED: 'validation',
+  // Backpressure: the decode/inference queue full, or one address over its in-flight cap.
+  SERVICE_OVERLOADED: 'overload',
+  TOO_MANY_IN_FLIGHT: 'overload',
   MALFORMED_REQUEST: 'validation',
 };
 

@@ -8,7 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export type RecognitionOutcome = 'DONE' | 'ERROR' | 'timeout' | 'replay';
 export type RecognitionMode = 'sync' | 'batch';
-export type RejectionReason = 'auth' | 'rate_limit' | 'quota' | 'balance' | 'validation';
+export type RejectionReason = 'auth' | 'rate_limit' | 'quota' | 'balance' | 'validation' | 'overload';
 
 /** Connection counts of a database pool, read at scrape time. */
 export interface PoolStats {

@@ -18,8 +18,11 @@ test('Redis unreachable: /readyz is 200 and reports the limiter as degraded', as
   try {
     const res = await t.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 200, res.body);
-    const body = json<{ status: string; checks: Record<string, string> }>(res);
+    const body = json<{ status: string; checks: Record<string, string>; degraded: string[] }>(res);
     assert.equal(body.status, 'ready');
+    assert.deepEqual(body.degraded, ['limits']);
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.match(metrics.body, /^limiter_degraded 1$/m);
     assert.equal(body.checks.database, 'ok');
     assert.equal(body.checks.inference, 'ok');
     assert.match(body.checks.limits, /degraded/);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { buildApp } from '../../src/app.js';
+import { readMonthlyUsage } from '../../src/limits/index.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
@@ -286,16 +287,24 @@ describe('idempotency on (key, external_id)', () => {
   });
 });
 
-test('500: an internal failure gives the generic body, never internals, and leaves nothing half-written', async () => {
-  const k = await t.newKey();
-  await t.db.raw('alter table requests rename to requests_moved');
+test('500: an internal failure after the charge gives the generic body, ends the request ERROR and refunds it', async () => {
+  const k = await t.newKey({ balance: 5 });
+  // The claim and the charge succeed; the pipeline's next write fails (an unknown column).
+  await t.db.raw('alter table requests rename column image_stored to image_stored_moved');
+  let res;
   try {
-    const res = await sync({ external_id: eid(), image_base64: camera.toString('base64') }, k);
-    const body = assertError(res, 500, 'Internal Server Error', 'INTERNAL_ERROR');
-    assert.equal(body.message, 'Internal error');
-    assert.ok(!/requests|relation|select|insert|stack|at /i.test(res.body), res.body);
+    res = await sync({ external_id: eid('internal'), image_base64: camera.toString('base64') }, k);
   } finally {
-    await t.db.raw('alter table requests_moved rename to requests');
+    await t.db.raw('alter table requests rename column image_stored_moved to image_stored');
   }
-  assert.equal((await t.db('requests').where({ key_id: k.id })).length, 0);
+  const body = assertError(res, 500, 'Internal Server Error', 'INTERNAL_ERROR');
+  assert.equal(body.message, 'Internal error');
+  assert.ok(!/requests|relation|column|select|insert|stack|at /i.test(res.body), res.body);
+  // Nothing left unfinished, nothing left DONE behind the 500, nothing charged for it.
+  const rows = await t.db('requests').where({ key_id: k.id });
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].status, 'ERROR');
+  assert.ok(rows[0].refunded_at instanceof Date, 'refunded on the row');
+  assert.equal(await readMonthlyUsage(t.db, k.id), 0);
+  assert.equal((await t.db('organizations').where({ id: k.orgId }).first()).balance, 5);
 });

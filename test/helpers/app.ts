@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Knex } from 'knex';
-import { buildApp, createServices, type Services } from '../../src/app.js';
+import { buildApp, createServices, type AppDeps, type Services } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDb } from '../../src/store/db.js';
 import { createKey, type KeyStatus } from '../../src/store/keys.js';
@@ -63,7 +63,7 @@ export function testConfig(databaseUrl: string, dataDir: string, env: Record<str
   });
 }
 
-export async function buildTestApp(env: Record<string, string> = {}, options: { sweepAbandoned?: boolean } = {}): Promise<TestApp> {
+export async function buildTestApp(env: Record<string, string> = {}, options: { sweepAbandoned?: boolean; console?: AppDeps['console'] } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'recog-app-'));
   await chmod(dataDir, 0o755);
@@ -73,7 +73,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
   try {
     await migrateLatest(db);
     services = await createServices(config, db, { warn: () => {}, info: () => {} });
-    const app = await buildApp(services, { logger: false, sweepAbandoned: options.sweepAbandoned });
+    const app = await buildApp({ ...services, console: options.console }, { logger: false, sweepAbandoned: options.sweepAbandoned });
     await app.ready();
     const svc = services;
     return {

@@ -54,6 +54,7 @@ describe('desired state', () => {
     assert.deepEqual(env.REDIS_URL, { secretKeyRef: { name: 'recog-secrets', key: 'REDIS_URL' } });
     assert.equal(env.TRITON_URL, 'dns:///vision-triton.prod.svc.cluster.local:8001');
     assert.equal(env.TRITON_MODEL_NAME, 'centernet');
+    assert.equal(env.MODEL_NAME, 'centernet', 'the API reads the catalog of the model Triton serves');
     assert.equal(env.SYNC_TIMEOUT_MS, '29000');
     assert.equal(env.RATE_LIMIT_PER_MINUTE, '10');
     assert.equal(env.METRICS_PORT, '9464');
@@ -63,6 +64,18 @@ describe('desired state', () => {
     assert.deepEqual(dep.spec.selector.matchLabels, {
       'app.kubernetes.io/name': 'recognition-service', 'app.kubernetes.io/instance': 'vision', 'app.kubernetes.io/component': 'api',
     });
+  });
+
+  test('spec.api.consoleEnabled switches the console (CONSOLE_ENABLED, on by default) and consoleSessionTtlSeconds its sessions', () => {
+    const on = Object.fromEntries(apiEnv(sampleResource()).map((e) => [e.name, e.value]));
+    assert.equal(on.CONSOLE_ENABLED, 'true');
+    assert.equal(on.CONSOLE_SESSION_TTL_SECONDS, String(30 * 24 * 3600));
+    const rs = sampleResource();
+    rs.spec.api.consoleEnabled = false;
+    rs.spec.api.consoleSessionTtlSeconds = 3600;
+    const off = Object.fromEntries(apiEnv(rs).map((e) => [e.name, e.value]));
+    assert.equal(off.CONSOLE_ENABLED, 'false');
+    assert.equal(off.CONSOLE_SESSION_TTL_SECONDS, '3600');
   });
 
   test('extra env overrides the operator’s own by name, and is appended otherwise', () => {

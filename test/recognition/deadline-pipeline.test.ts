@@ -131,6 +131,7 @@ test('an unexpected error is internal, logged, and its record never stays unfini
   const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
   assert.equal(out.kind, 'internal');
   assert.deepEqual([requests.rows.get(record.id)?.status, requests.rows.get(record.id)?.responseCode], ['ERROR', 500]);
+  assert.ok(requests.refunded.has(record.id), 'a 5xx is not charged');
   assert.deepEqual(logger.errors, ['recognition failed unexpectedly']);
 });
 
@@ -139,4 +140,42 @@ test('filterByClasses keeps only mapped labels; "*" keeps all', () => {
   assert.deepEqual(filterByClasses(all, ['*']), all);
   assert.deepEqual(filterByClasses(all, ['person']).map((x) => x.label), ['person', 'person']);
   assert.deepEqual(filterByClasses(all, ['cat']), []);
+});
+
+test('DONE written but unconfirmed (the connection broke): the client gets a 5xx, so the record ends ERROR, refunded', async () => {
+  const { requests, pipeline } = setup(async () => outcome(['person']));
+  const finishDone = requests.finishDone.bind(requests);
+  requests.finishDone = async (id, done) => {
+    await finishDone(id, done); // committed…
+    throw Object.assign(new Error('Connection terminated unexpectedly'), {}); // …but the reply was lost
+  };
+  const record = await claimed(requests);
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(out.kind, 'internal');
+  assert.equal(requests.rows.get(record.id)?.status, 'ERROR');
+  assert.ok(requests.refunded.has(record.id));
+});
+
+test('a timeout and a failed inference backend are refunded; a download failure keeps its charge', async () => {
+  const backendDown = setup(async () => {
+    throw new InferenceError('UNAVAILABLE', 'connection refused');
+  });
+  const r1 = await claimed(backendDown.requests);
+  await backendDown.pipeline.run(caller, r1, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(backendDown.requests.rows.get(r1.id)?.status, 'ERROR');
+  assert.ok(backendDown.requests.refunded.has(r1.id));
+
+  const slow = setup((_b, o) => new Promise((_res, rej) => o?.signal?.addEventListener('abort', () => rej(new InferenceError('CANCELLED', 'aborted')))));
+  const r2 = await claimed(slow.requests);
+  const out = await slow.pipeline.run(caller, r2, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 50);
+  assert.equal(out.kind, 'timeout');
+  assert.ok(slow.requests.refunded.has(r2.id));
+
+  const missing = setup(async () => outcome([]), async () => {
+    throw new ImageError('IMAGE_DOWNLOAD_FAILED', 'download failed: HTTP 404', 404);
+  });
+  const r3 = await claimed(missing.requests);
+  await missing.pipeline.run(caller, r3, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(missing.requests.rows.get(r3.id)?.status, 'ERROR');
+  assert.equal(missing.requests.refunded.has(r3.id), false);
 });

@@ -77,6 +77,22 @@ export class InMemoryRequests implements RequestRepository {
     const r = this.unfinished(id);
     if (!r) return false;
     Object.assign(r, { status: 'ERROR', error: failure.error, responseCode: failure.responseCode, processingTimeMs: failure.processingTimeMs ?? null, finishedAt: new Date() });
+    if (failure.refund) this.refunded.add(id);
+    return true;
+  }
+  /** Requests whose charge was given back by the repository (finishError refund, failUndelivered). */
+  readonly refunded = new Set<string>();
+  readonly chargeMonths = new Map<string, string>();
+  async markCharged(id: string, month: string): Promise<void> {
+    this.calls.push('markCharged');
+    this.chargeMonths.set(id, month);
+  }
+  async failUndelivered(id: string, error: string, responseCode: number): Promise<boolean> {
+    this.calls.push('failUndelivered');
+    const r = this.rows.get(id);
+    if (!r || r.status === 'ERROR') return false;
+    Object.assign(r, { status: 'ERROR', error, responseCode, finishedAt: new Date() });
+    this.refunded.add(id);
     return true;
   }
   async discard(id: string): Promise<boolean> {

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Catalog } from '../../src/models/catalog.js';
+import { CENTERNET_SPEC } from '../../src/models/detector-spec.js';
 import { COCO_CLASSES } from './coco.js';
 import { convertGraphModel, type ConvertResult } from './tf-to-onnx.js';
 import { loadGraphModel } from './tfjs-graph.js';
@@ -48,6 +49,7 @@ export async function convertCenternet(jsonPath = centernetSourceFiles().json): 
 export function centernetCatalog(name = 'centernet', version = CENTERNET.version): Catalog {
   return {
     model: { name, version },
+    detector: CENTERNET_SPEC,
     classes: COCO_CLASSES.map((c) => ({ index: c.index, label: c.label, external_id: `coco:${c.cocoId}` })),
   };
 }

@@ -48,7 +48,7 @@ export interface PreparedModel {
 
 const STAMP = '.prepared.json';
 /** The converter's own sources (tools/model/), and the runtime modules whose files it writes. */
-const CONVERTER_SOURCES = ['prepare', 'centernet', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', '../../src/models/triton-config', '../../src/models/catalog'];
+const CONVERTER_SOURCES = ['prepare', 'centernet', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', '../../src/models/triton-config', '../../src/models/catalog', '../../src/models/detector-spec'];
 /** Bump to force a rebuild when the repository layout changes without a code change here. */
 const LAYOUT_VERSION = '1';
 

@@ -33,10 +33,12 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
     const state = (r: (typeof results)[number]) => (r.ok ? (r.degraded ? r.detail ?? 'degraded' : 'ok') : r.detail ?? 'not ready');
     const checks = Object.fromEntries(names.map((n, i) => [n, state(results[i])]));
     const failing = names.filter((_, i) => !results[i].ok);
-    if (failing.length === 0) return { status: 'ready', checks };
+    // Degraded dependencies (Redis) are named but do not fail readiness (CONTRACT.md, Operations).
+    const degraded = names.filter((_, i) => results[i].ok && results[i].degraded === true);
+    if (failing.length === 0) return { status: 'ready', checks, degraded };
     const e = new ApiError('NOT_READY', `not ready: ${failing.map((n) => `${n} (${checks[n]})`).join(', ')}`);
     reply.errorCode = e.code;
-    return reply.code(503).send({ ...e.body(), status: 'not_ready', checks });
+    return reply.code(503).send({ ...e.body(), status: 'not_ready', checks, degraded });
   });
 
   // The signature is the credential: image links work in a browser, without the API key.

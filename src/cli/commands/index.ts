@@ -15,4 +15,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   operator: () => import('./operator.js'),
   'inference-server': () => import('./inference-server.js'),
   detect: () => import('./detect.js'),
+  users: () => import('./users.js'),
 };

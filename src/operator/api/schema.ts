@@ -114,6 +114,8 @@ export const ApiSpecSchema = Type.Object(
       }),
     ),
     serviceType: StringEnum(['ClusterIP', 'NodePort', 'LoadBalancer'], { default: 'ClusterIP' }),
+    consoleEnabled: settingField('consoleEnabled'),
+    consoleSessionTtlSeconds: settingField('consoleSessionTtlSeconds'),
   },
   {
     description: 'The REST API (node dist/server.js).',

@@ -20,6 +20,8 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDoma
   // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
   tritonUrl: (rs, clusterDomain) => tritonGrpcTarget(rs, clusterDomain),
   tritonModelName: (rs) => rs.spec.triton.modelName,
+  // The API reads that model's catalog (family, pre-processing, labels) from its own image.
+  modelName: (rs) => rs.spec.triton.modelName,
   publicBaseUrl: (rs) => rs.spec.api.publicBaseUrl ?? apiUrl(rs),
   shutdownTimeoutMs: () => String(SHUTDOWN_TIMEOUT_MS),
 };

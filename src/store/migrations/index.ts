@@ -6,6 +6,8 @@
 import type { Knex } from 'knex';
 import * as m0001 from './0001_initial.js';
 import * as m0100 from './0100_limits.js';
+import * as m0200 from './0200_charging.js';
+import * as m0300 from './0300_console.js';
 
 export interface Migration {
   name: string;
@@ -16,4 +18,6 @@ export interface Migration {
 export const migrations: Migration[] = [
   { name: '0001_initial', ...m0001 },
   { name: '0100_limits', ...m0100 },
+  { name: '0200_charging', ...m0200 },
+  { name: '0300_console', ...m0300 },
 ];

@@ -1,0 +1,114 @@
+/**
+ * `recog users …`: console users, bootstrapped without the web. The password comes from
+ * a prompt without echo, or from stdin (`--password-stdin`), never from argv, where it
+ * would show in `ps` and shell history.
+ */
+import type { Command } from 'commander';
+import type { Knex } from 'knex';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../config.js';
+import { hashPassword, passwordProblem } from '../../console/passwords.js';
+import { resolveOrg } from '../../store/orgs.js';
+import { revokeUserSessions } from '../../store/sessions.js';
+import { addMember, createUser, findUserByEmail, membershipsOf, ROLES, setPassword, type Role } from '../../store/users.js';
+import { emit, stdoutOutput, withDatabase } from './db.js';
+
+export interface UserCreated {
+  user: { id: string; email: string };
+  org: { id: string; name: string };
+  role: Role;
+  created: boolean;
+}
+
+/** Creates the user (or finds the existing one) and makes them a member of the organisation. */
+export async function usersCreate(db: Knex, o: { email: string; org: string; role: string }, password: () => Promise<string>): Promise<UserCreated> {
+  if (!(ROLES as readonly string[]).includes(o.role)) throw new Error(`--role must be one of ${ROLES.join(', ')} (got "${o.role}")`);
+  const org = await resolveOrg(db, o.org);
+  let user = await findUserByEmail(db, o.email);
+  const created = user === null;
+  if (!user) {
+    const pw = await password();
+    const problem = passwordProblem(pw);
+    if (problem) throw new Error(problem);
+    user = await createUser(db, { email: o.email, passwordHash: await hashPassword(pw) });
+  }
+  const existing = (await membershipsOf(db, user.id)).find((m) => m.org.id === org.id);
+  if (existing) throw new Error(`${user.email} is already ${existing.role} of "${org.name}"`);
+  await addMember(db, org.id, user.id, o.role as Role);
+  return { user: { id: user.id, email: user.email }, org: { id: org.id, name: org.name }, role: o.role as Role, created };
+}
+
+/** An operator sets a new password (a forgotten one); every session of the user ends. */
+export async function usersSetPassword(db: Knex, email: string, password: () => Promise<string>): Promise<{ user: { id: string; email: string } }> {
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new Error(`no user with e-mail "${email}"`);
+  const pw = await password();
+  const problem = passwordProblem(pw);
+  if (problem) throw new Error(problem);
+  await setPassword(db, user.id, await hashPassword(pw));
+  await revokeUserSessions(db, user.id, 'password_reset');
+  return { user: { id: user.id, email: user.email } };
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** Reads a line from the terminal without echoing it. */
+function prompt(question: string): Promise<string> {
+  let muted = false;
+  const output = new Writable({
+    write(chunk, _enc, done) {
+      if (!muted) process.stderr.write(chunk);
+      done();
+    },
+  });
+  const rl = createInterface({ input: process.stdin, output, terminal: true });
+  return new Promise((resolve) => {
+    rl.question(question, (answer) => {
+      rl.close();
+      process.stderr.write('\n');
+      resolve(answer);
+    });
+    muted = true;
+  });
+}
+
+async function askPassword(fromStdin: boolean): Promise<string> {
+  if (fromStdin || !process.stdin.isTTY) return readStdin();
+  const first = await prompt('Password (at least 12 characters): ');
+  const again = await prompt('Repeat it: ');
+  if (first !== again) throw new Error('the two passwords differ');
+  return first;
+}
+
+export function register(program: Command): void {
+  const users = program.command('users').description('Console users and their roles in organisations');
+  users
+    .command('create')
+    .description('Create a console user (or add an existing one) as a member of an organisation; the password is prompted for or read from stdin')
+    .requiredOption('--email <email>', 'e-mail address (unique, case-insensitive)')
+    .requiredOption('--org <org>', 'organisation name or id')
+    .option('--role <role>', `${ROLES.join(' | ')}`, 'member')
+    .option('--password-stdin', 'read the password from stdin (also when stdin is not a terminal)')
+    .option('--json', 'print JSON')
+    .action((o: { email: string; org: string; role: string; passwordStdin?: boolean; json?: boolean }) =>
+      withDatabase(loadConfig(), (db) => usersCreate(db, o, () => askPassword(Boolean(o.passwordStdin)))).then((r) =>
+        emit(stdoutOutput(Boolean(o.json)), r, () => `${r.created ? 'created' : 'found'} ${r.user.email} (${r.user.id}); ${r.role} of ${r.org.name}`),
+      ),
+    );
+  users
+    .command('set-password')
+    .description("Set a user's password (prompted for or read from stdin); signs the user out everywhere")
+    .requiredOption('--email <email>', 'e-mail address')
+    .option('--password-stdin', 'read the password from stdin')
+    .option('--json', 'print JSON')
+    .action((o: { email: string; passwordStdin?: boolean; json?: boolean }) =>
+      withDatabase(loadConfig(), (db) => usersSetPassword(db, o.email, () => askPassword(Boolean(o.passwordStdin)))).then((r) =>
+        emit(stdoutOutput(Boolean(o.json)), r, () => `password of ${r.user.email} set; their sessions are signed out`),
+      ),
+    );
+}

@@ -1,0 +1,216 @@
+/** Sign-in, refresh, sign-out, the signed-in user and their sessions. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../api/errors.js';
+import {
+  listSessions, ownsSession, revokeSession, revokeUserSessions, rotateRefresh, sessionForAccessToken, sessionForRefreshToken, startSession,
+  type TokenPair,
+} from '../store/sessions.js';
+import { findUserByEmail, getUser, membershipsOf, setPassword } from '../store/users.js';
+import type { ConsoleContext } from './context.js';
+import { SECURITY, TAG } from './context.js';
+import { burnPasswordCheck, hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.js';
+import { COOKIE, bearerToken, checkCsrf, requireSession, userOf } from './session-auth.js';
+import { accountSubject, addressSubject } from './throttle.js';
+
+/** A browser asks for cookies instead of tokens in the body. */
+export const COOKIE_MODE_HEADER = 'x-console-session';
+
+const LoginBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }) },
+  { additionalProperties: false },
+);
+const RefreshBody = Type.Object({ refresh_token: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+const PasswordBody = Type.Object(
+  { current_password: Type.String({ maxLength: MAX_PASSWORD_LENGTH }), new_password: Type.String({ maxLength: MAX_PASSWORD_LENGTH }) },
+  { additionalProperties: false },
+);
+const SessionParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export function cookieMode(request: FastifyRequest): boolean {
+  return request.headers[COOKIE_MODE_HEADER] === 'cookie';
+}
+
+export function authRoutes(ctx: ConsoleContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const { db } = ctx;
+    const session = requireSession(db);
+
+    const secure = (request: FastifyRequest) => ctx.secureCookies || request.protocol === 'https';
+    /** `freshCsrf`: a new CSRF secret at sign-in (never one planted before it); kept across refreshes. */
+    function setCookies(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, freshCsrf: boolean): void {
+      const base = { secure: secure(request), sameSite: 'strict' as const };
+      reply.setCookie(COOKIE.access, pair.accessToken, { ...base, httpOnly: true, path: '/console', maxAge: pair.accessExpiresIn });
+      reply.setCookie(COOKIE.refresh, pair.refreshToken, { ...base, httpOnly: true, path: '/console/api/v1/auth', maxAge: pair.refreshExpiresIn });
+      // Readable by the page's script, which echoes it in x-csrf-token (double submit).
+      const csrf = (freshCsrf ? undefined : request.cookies[COOKIE.csrf]) ?? randomBytes(24).toString('base64url');
+      reply.setCookie(COOKIE.csrf, csrf, { ...base, httpOnly: false, path: '/console', maxAge: pair.refreshExpiresIn });
+    }
+    function clearCookies(reply: FastifyReply): void {
+      reply.clearCookie(COOKIE.access, { path: '/console' });
+      reply.clearCookie(COOKIE.refresh, { path: '/console/api/v1/auth' });
+      reply.clearCookie(COOKIE.csrf, { path: '/console' });
+    }
+    function tokenBody(pair: TokenPair, user: { id: string; email: string }, withTokens: boolean) {
+      return {
+        ...(withTokens ? { access_token: pair.accessToken } : {}),
+        access_expires_in: pair.accessExpiresIn,
+        ...(withTokens ? { refresh_token: pair.refreshToken } : {}),
+        refresh_expires_in: pair.refreshExpiresIn,
+        token_type: 'Bearer',
+        user: { id: user.id, email: user.email },
+      };
+    }
+
+    app.post(
+      '/auth/login',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Sign in with e-mail and password',
+          description: `Returns an access token and a refresh token. With header \`${COOKIE_MODE_HEADER}: cookie\` (the web app) they are set as HttpOnly cookies instead.`,
+          body: LoginBody,
+        },
+      },
+      async (request, reply) => {
+        const { email, password } = request.body as { email: string; password: string };
+        const subjects = [accountSubject(email), addressSubject(request.ip)];
+        const wait = await ctx.throttle.retryAfter(subjects);
+        if (wait > 0) throw new ApiError('LOGIN_THROTTLED', `Too many failed sign-ins; try again in ${wait} s`, {}, { 'Retry-After': String(wait) });
+        const user = await findUserByEmail(db, email);
+        const ok = user ? await verifyPassword(password, user.password_hash) : (await burnPasswordCheck(password), false);
+        if (!user || !ok) {
+          await ctx.throttle.recordFailure(subjects[0], 'account');
+          await ctx.throttle.recordFailure(subjects[1], 'address');
+          throw new ApiError('INVALID_CREDENTIALS');
+        }
+        await ctx.throttle.clear(subjects[0]);
+        const pair = await startSession(db, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip });
+        void reply.header('Cache-Control', 'no-store');
+        if (cookieMode(request)) {
+          setCookies(request, reply, pair, true);
+          return tokenBody(pair, user, false);
+        }
+        return tokenBody(pair, user, true);
+      },
+    );
+
+    app.post(
+      '/auth/refresh',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Exchange a refresh token for a new pair (the old refresh token is spent)',
+          description: 'Presenting a spent refresh token answers REFRESH_REUSED and revokes the whole session. Browsers send no body: the refresh cookie and x-csrf-token are used.',
+          body: RefreshBody,
+        },
+      },
+      async (request, reply) => {
+        const bodyToken = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
+        const viaCookie = bodyToken === undefined;
+        const presented = bodyToken ?? request.cookies[COOKIE.refresh];
+        if (!presented) throw new ApiError('UNAUTHENTICATED', 'A refresh token is required');
+        if (viaCookie) checkCsrf(request);
+        const outcome = await rotateRefresh(db, presented, ctx.ttl);
+        if (!outcome.ok) {
+          if (viaCookie) clearCookies(reply);
+          if (outcome.reason === 'reused') throw new ApiError('REFRESH_REUSED');
+          throw new ApiError('UNAUTHENTICATED', 'The refresh token is invalid or its session has ended; sign in again');
+        }
+        const user = await getUser(db, outcome.userId);
+        void reply.header('Cache-Control', 'no-store');
+        if (viaCookie) {
+          setCookies(request, reply, outcome.pair, false);
+          return tokenBody(outcome.pair, user, false);
+        }
+        return tokenBody(outcome.pair, user, true);
+      },
+    );
+
+    app.post(
+      '/auth/logout',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Sign out: revokes the current session (every token of it)',
+          description: 'Authenticated by the bearer access token, or by {"refresh_token"} in the body, or by the browser cookies (with x-csrf-token).',
+          security: SECURITY,
+        },
+      },
+      async (request, reply) => {
+        const bearer = bearerToken(request);
+        // The body is optional here (a bare POST with a bearer token is the usual call).
+        const raw = (request.body as { refresh_token?: unknown } | null | undefined)?.refresh_token;
+        if (raw !== undefined && (typeof raw !== 'string' || raw.length > 256)) throw new ApiError('VALIDATION_FAILED', 'refresh_token must be a string');
+        const bodyToken = raw;
+        let sessionId: string | null = null;
+        if (bearer !== undefined) sessionId = (await sessionForAccessToken(db, bearer))?.sessionId ?? null;
+        if (sessionId === null && bodyToken !== undefined) sessionId = await sessionForRefreshToken(db, bodyToken);
+        if (sessionId === null && bearer === undefined && bodyToken === undefined) {
+          const access = request.cookies[COOKIE.access];
+          const refresh = request.cookies[COOKIE.refresh];
+          if (access || refresh) {
+            checkCsrf(request);
+            clearCookies(reply);
+            if (access) sessionId = (await sessionForAccessToken(db, access))?.sessionId ?? null;
+            if (sessionId === null && refresh) sessionId = await sessionForRefreshToken(db, refresh);
+          }
+        }
+        if (sessionId === null) throw new ApiError('UNAUTHENTICATED', 'No live session to sign out of');
+        await revokeSession(db, sessionId, 'logout');
+        return reply.code(204).send();
+      },
+    );
+
+    app.get('/me', { onRequest: session, schema: { tags: [TAG], summary: 'The signed-in user and their organisations', security: SECURITY } }, async (request) => {
+      const u = userOf(request);
+      const memberships = await membershipsOf(db, u.id);
+      return { user: { id: u.id, email: u.email }, memberships };
+    });
+
+    app.post(
+      '/me/password',
+      { onRequest: session, schema: { tags: [TAG], summary: 'Change your password (signs out your other sessions)', body: PasswordBody, security: SECURITY } },
+      async (request, reply) => {
+        const u = userOf(request);
+        const body = request.body as { current_password: string; new_password: string };
+        const user = await getUser(db, u.id);
+        if (!(await verifyPassword(body.current_password, user.password_hash))) throw new ApiError('INVALID_CREDENTIALS', 'The current password is wrong');
+        const problem = passwordProblem(body.new_password);
+        if (problem) throw new ApiError('VALIDATION_FAILED', problem);
+        await setPassword(db, u.id, await hashPassword(body.new_password));
+        await revokeUserSessions(db, u.id, 'password_changed', u.sessionId);
+        return reply.code(204).send();
+      },
+    );
+
+    app.get('/sessions', { onRequest: session, schema: { tags: [TAG], summary: 'Your live sessions', security: SECURITY } }, async (request) => {
+      const u = userOf(request);
+      const rows = await listSessions(db, u.id);
+      return {
+        sessions: rows.map((s) => ({
+          id: s.id,
+          created_at: s.created_at.toISOString(),
+          last_used_at: s.last_used_at.toISOString(),
+          expires_at: s.expires_at.toISOString(),
+          user_agent: s.user_agent,
+          ip: s.ip,
+          current: s.id === u.sessionId,
+        })),
+      };
+    });
+
+    app.delete(
+      '/sessions/:id',
+      { onRequest: session, schema: { tags: [TAG], summary: 'Revoke one of your sessions', params: SessionParams, security: SECURITY } },
+      async (request, reply) => {
+        const u = userOf(request);
+        const { id } = request.params as { id: string };
+        if (!/^[0-9a-f-]{36}$/i.test(id) || !(await ownsSession(db, u.id, id))) throw new ApiError('NOT_FOUND', 'No such session');
+        await revokeSession(db, id, 'revoked_by_user');
+        return reply.code(204).send();
+      },
+    );
+  };
+}

@@ -1,0 +1,28 @@
+/** What every part of the console plugin shares. */
+import type { Knex } from 'knex';
+import type { ErrorCode } from '../api/errors.js';
+import type { ImageUrlSigner } from '../images/types.js';
+import type { SessionTtls } from '../store/sessions.js';
+import type { LoginThrottle } from './throttle.js';
+
+export interface ConsoleContext {
+  db: Knex;
+  signer: ImageUrlSigner;
+  /** Labels of the model catalog, to check a key's classes against. */
+  labels(): Promise<string[]>;
+  throttle: LoginThrottle;
+  ttl: SessionTtls;
+  /** Secure cookies even on plain HTTP (the service behind a TLS-terminating proxy). */
+  secureCookies: boolean;
+  defaultRateLimitPerMinute: number;
+  defaultMonthlyQuota: number;
+}
+
+export const TAG = 'Console';
+export const SECURITY: Array<Record<string, string[]>> = [{ consoleBearer: [] }, { consoleCookie: [] }];
+
+/** The catalogue codes the console API answers with (beyond the operational ones). */
+export const CONSOLE_ERRORS = [
+  'VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_CREDENTIALS', 'REFRESH_REUSED', 'FORBIDDEN_ROLE', 'CSRF_FAILED',
+  'NOT_FOUND', 'CONFLICT', 'LOGIN_THROTTLED',
+] as const satisfies readonly ErrorCode[];

@@ -1,0 +1,347 @@
+/**
+ * Organisation-scoped console routes (`:org` = name or id): the organisation, its keys,
+ * usage, requests, feedback, members and audit log. Every route names the least role it
+ * needs; a user who is not a member gets 404, as if the organisation did not exist.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../api/errors.js';
+import { listAudit, writeAudit, type AuditEntry } from '../store/audit.js';
+import { feedbackCounts, latestRequests, monthlyUsageByKey, usageByDay } from '../store/console-usage.js';
+import { ConflictError, NotFoundError, isUuid } from '../store/db.js';
+import { changeKeyStatus, createKey, getKey, listKeys, updateKey, type ApiKey, type KeyFields } from '../store/keys.js';
+import { resolveOrg, type Organization } from '../store/orgs.js';
+import { addMember, changeMember, createUser, emailProblem, findUserByEmail, listMembers, roleIn, ROLES, type Role } from '../store/users.js';
+import { SECURITY, TAG, type ConsoleContext } from './context.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
+import { requireSession, userOf } from './session-auth.js';
+
+const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+
+/** What each role may do, for the docs and the tests: the least role per action. */
+export const LEAST_ROLE = {
+  read: 'viewer',
+  manageKeys: 'member',
+  manageMembers: 'admin',
+  readAudit: 'admin',
+} as const satisfies Record<string, Role>;
+
+const OrgParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }) });
+const KeyParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }), id: Type.String({ maxLength: 64 }) });
+const MemberParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }), userId: Type.String({ maxLength: 64 }) });
+
+const Classes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 500 });
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const keyFieldSchemas = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Nullable(Type.String({ maxLength: 2000 })),
+  classes: Classes,
+  monthly_quota: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+  expires_at: Nullable(Type.String({ maxLength: 40, description: 'ISO-8601 date-time' })),
+  rate_limit_per_minute: Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'null: the service default' })),
+};
+const CreateKeyBody = Type.Object(
+  {
+    name: keyFieldSchemas.name,
+    description: Type.Optional(keyFieldSchemas.description),
+    classes: keyFieldSchemas.classes,
+    monthly_quota: Type.Optional(keyFieldSchemas.monthly_quota),
+    expires_at: Type.Optional(keyFieldSchemas.expires_at),
+    rate_limit_per_minute: Type.Optional(keyFieldSchemas.rate_limit_per_minute),
+  },
+  { additionalProperties: false },
+);
+const UpdateKeyBody = Type.Partial(Type.Object(keyFieldSchemas), { additionalProperties: false, minProperties: 1 });
+type KeyBody = Partial<{
+  name: string;
+  description: string | null;
+  classes: string[];
+  monthly_quota: number;
+  expires_at: string | null;
+  rate_limit_per_minute: number | null;
+}>;
+
+const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const AddMemberBody = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleSchema, password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH })) },
+  { additionalProperties: false },
+);
+const ChangeMemberBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
+
+// Query strings arrive as text (the app's validator does not coerce): digits, bounded by intParam.
+const Digits = (description: string) => Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description }));
+const DaysQuery = (extra: Record<string, TSchema> = {}) => Type.Object({ days: Digits('1 to 366, default 30'), ...extra }, { additionalProperties: false });
+const LimitQuery = (max: number) => Type.Object({ limit: Digits(`1 to ${max}`) }, { additionalProperties: false });
+
+function intParam(raw: string | undefined, name: string, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new ApiError('VALIDATION_FAILED', `${name} must be a whole number from 1 to ${max}`);
+  return n;
+}
+
+const iso = (d: Date | null | undefined) => (d == null ? null : new Date(d).toISOString());
+
+export function orgRoutes(ctx: ConsoleContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const { db } = ctx;
+    app.addHook('onRequest', requireSession(db));
+
+    async function access(request: FastifyRequest, least: Role): Promise<{ org: Organization; role: Role }> {
+      const { org: ref } = request.params as { org: string };
+      const user = userOf(request);
+      let org: Organization;
+      try {
+        org = await resolveOrg(db, ref);
+      } catch (err) {
+        if (err instanceof NotFoundError) throw new ApiError('NOT_FOUND', `No organisation "${ref}"`);
+        throw err;
+      }
+      const role = await roleIn(db, user.id, org.id);
+      if (role === null) throw new ApiError('NOT_FOUND', `No organisation "${ref}"`);
+      if (RANK[role] < RANK[least]) throw new ApiError('FORBIDDEN_ROLE', `This needs the ${least} role or higher; you are ${role}`);
+      return { org, role };
+    }
+
+    async function keyOf(orgId: string, id: string): Promise<ApiKey> {
+      if (!isUuid(id)) throw new ApiError('NOT_FOUND', `No key "${id}"`);
+      try {
+        const key = await getKey(db, id);
+        if (key.org_id !== orgId) throw new NotFoundError();
+        return key;
+      } catch (err) {
+        if (err instanceof NotFoundError) throw new ApiError('NOT_FOUND', `No key "${id}"`);
+        throw err;
+      }
+    }
+
+    function keyView(k: ApiKey, used: number) {
+      return {
+        id: k.id,
+        name: k.name,
+        description: k.description,
+        prefix: k.prefix,
+        status: k.status,
+        classes: k.classes,
+        monthly_quota: k.monthly_quota,
+        used_this_month: used,
+        rate_limit_per_minute: k.rate_limit_per_minute ?? ctx.defaultRateLimitPerMinute,
+        rate_limit_is_default: k.rate_limit_per_minute === null,
+        last_used_at: iso(k.last_used_at),
+        created_at: iso(k.created_at) as string,
+        expires_at: iso(k.expires_at),
+      };
+    }
+
+    async function usedThisMonth(orgId: string, keyId: string): Promise<number> {
+      return (await monthlyUsageByKey(db, orgId)).get(keyId) ?? 0;
+    }
+
+    async function toFields(body: KeyBody): Promise<KeyFields> {
+      const f: KeyFields = {};
+      if (body.name !== undefined) {
+        if (body.name.trim() === '') throw new ApiError('VALIDATION_FAILED', 'name must not be blank');
+        f.name = body.name;
+      }
+      if (body.description !== undefined) f.description = body.description === '' ? null : body.description;
+      if (body.classes !== undefined) f.classes = await checkClasses(body.classes);
+      if (body.monthly_quota !== undefined) f.monthlyQuota = body.monthly_quota;
+      if (body.rate_limit_per_minute !== undefined) f.rateLimitPerMinute = body.rate_limit_per_minute;
+      if (body.expires_at !== undefined) {
+        if (body.expires_at === null) f.expiresAt = null;
+        else {
+          const d = new Date(body.expires_at);
+          if (!/^\d{4}-\d{2}-\d{2}/.test(body.expires_at) || Number.isNaN(d.getTime())) throw new ApiError('VALIDATION_FAILED', 'expires_at must be an ISO-8601 date-time such as 2027-01-31T00:00:00Z');
+          f.expiresAt = d;
+        }
+      }
+      return f;
+    }
+
+    async function checkClasses(list: string[]): Promise<string[]> {
+      const unique = [...new Set(list.map((s) => s.trim()).filter((s) => s !== ''))];
+      if (unique.includes('*')) {
+        if (unique.length > 1) throw new ApiError('VALIDATION_FAILED', 'classes: "*" (all classes) stands alone');
+        return ['*'];
+      }
+      const known = new Set(await ctx.labels());
+      const unknown = unique.filter((l) => !known.has(l));
+      if (unknown.length > 0) throw new ApiError('VALIDATION_FAILED', `classes: unknown class ${unknown.slice(0, 5).map((u) => `"${u}"`).join(', ')} (not in the model catalog)`);
+      return unique;
+    }
+
+    function audit(request: FastifyRequest, orgId: string, action: string, target: AuditEntry['target'], details?: Record<string, unknown>): Promise<void> {
+      const u = userOf(request);
+      return writeAudit(db, { orgId, actor: { id: u.id, email: u.email }, action, target, details, ip: request.ip });
+    }
+
+    /** Store errors of a key change as contract errors. */
+    async function storeCall<T>(fn: () => Promise<T>): Promise<T> {
+      try {
+        return await fn();
+      } catch (err) {
+        if (err instanceof ConflictError) throw new ApiError('CONFLICT', err.message);
+        if (err instanceof NotFoundError) throw new ApiError('NOT_FOUND', err.message);
+        throw err;
+      }
+    }
+
+    const schema = (summary: string, parts: Record<string, unknown> = {}) => ({ tags: [TAG], summary, security: SECURITY, params: OrgParams, ...parts });
+
+    app.get('/orgs/:org', { schema: schema('The organisation (every member)') }, async (request) => {
+      const { org, role } = await access(request, 'viewer');
+      return { id: org.id, name: org.name, status: org.status, balance: org.balance, created_at: iso(org.created_at), role };
+    });
+
+    app.get('/orgs/:org/keys', { schema: schema("The organisation's API keys") }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.read);
+      const [keys, used] = await Promise.all([listKeys(db, org.id), monthlyUsageByKey(db, org.id)]);
+      return { keys: keys.map((k) => keyView(k, used.get(k.id) ?? 0)) };
+    });
+
+    app.post('/orgs/:org/keys', { schema: schema('Create a key; its secret is in this answer only', { body: CreateKeyBody }) }, async (request, reply) => {
+      const { org } = await access(request, LEAST_ROLE.manageKeys);
+      const body = request.body as KeyBody & { name: string; classes: string[] };
+      const fields = await toFields(body);
+      const { key, record } = await storeCall(() =>
+        createKey(db, { ...fields, orgId: org.id, name: body.name, monthlyQuota: fields.monthlyQuota ?? ctx.defaultMonthlyQuota }),
+      );
+      await audit(request, org.id, 'key.create', { type: 'key', id: record.id, name: record.name }, { prefix: record.prefix, classes: record.classes });
+      void reply.header('Cache-Control', 'no-store');
+      return reply.code(201).send({ key: keyView(record, 0), secret: key });
+    });
+
+    app.get('/orgs/:org/keys/:id', { schema: schema('One key', { params: KeyParams }) }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.read);
+      const key = await keyOf(org.id, (request.params as { id: string }).id);
+      return { key: keyView(key, await usedThisMonth(org.id, key.id)) };
+    });
+
+    app.patch('/orgs/:org/keys/:id', { schema: schema('Change a key', { params: KeyParams, body: UpdateKeyBody }) }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.manageKeys);
+      const before = await keyOf(org.id, (request.params as { id: string }).id);
+      const body = request.body as KeyBody;
+      const fields = await toFields(body);
+      const after = await storeCall(() => updateKey(db, before.id, fields));
+      await audit(request, org.id, 'key.update', { type: 'key', id: after.id, name: after.name }, { changed: body });
+      return { key: keyView(after, await usedThisMonth(org.id, after.id)) };
+    });
+
+    for (const action of ['suspend', 'resume', 'revoke'] as const) {
+      app.post(`/orgs/:org/keys/:id/${action}`, { schema: schema(`${action[0].toUpperCase()}${action.slice(1)} a key${action === 'revoke' ? ' (final)' : ''}`, { params: KeyParams }) }, async (request) => {
+        const { org } = await access(request, LEAST_ROLE.manageKeys);
+        const before = await keyOf(org.id, (request.params as { id: string }).id);
+        const after = await storeCall(() => changeKeyStatus(db, before.id, action));
+        if (after.status !== before.status) await audit(request, org.id, `key.${action}`, { type: 'key', id: after.id, name: after.name }, { from: before.status, to: after.status });
+        return { key: keyView(after, await usedThisMonth(org.id, after.id)) };
+      });
+    }
+
+    app.get('/orgs/:org/usage', { schema: schema('Requests per day (DONE, ERROR, refused), quota and balance', { querystring: DaysQuery({ key_id: Type.Optional(Type.String({ maxLength: 64 })) }) }) }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.read);
+      const q = request.query as { days?: string; key_id?: string };
+      const days = intParam(q.days, 'days', 30, 366);
+      const used = await monthlyUsageByKey(db, org.id);
+      let quota: { month: string; limit: number; used: number };
+      const month = new Date().toISOString().slice(0, 7);
+      if (q.key_id !== undefined) {
+        const key = await keyOf(org.id, q.key_id);
+        quota = { month, limit: key.monthly_quota, used: used.get(key.id) ?? 0 };
+      } else {
+        const live = (await listKeys(db, org.id)).filter((k) => k.status !== 'revoked');
+        quota = { month, limit: live.reduce((s, k) => s + k.monthly_quota, 0), used: [...used.values()].reduce((s, n) => s + n, 0) };
+      }
+      return { days: await usageByDay(db, org.id, days, q.key_id), quota, balance: org.balance };
+    });
+
+    app.get('/orgs/:org/keys/:id/requests', { schema: schema("A key's latest requests", { params: KeyParams, querystring: LimitQuery(200) }) }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.read);
+      const key = await keyOf(org.id, (request.params as { id: string }).id);
+      const rows = await latestRequests(db, key.id, intParam((request.query as { limit?: string }).limit, 'limit', 50, 200));
+      return {
+        requests: rows.map((r) => ({
+          id: r.id,
+          external_id: r.external_id,
+          kind: r.kind,
+          status: r.status,
+          created_at: iso(r.created_at),
+          processing_time_ms: r.processing_time_ms,
+          image_url: r.image_stored ? ctx.signer.sign(r.id) : null,
+          results: r.results,
+          error: r.error,
+          response_code: r.response_code,
+          feedback: r.feedback === null ? null : Number(r.feedback),
+        })),
+      };
+    });
+
+    app.get('/orgs/:org/feedback', { schema: schema('Feedback ratings (-1 bad, 0 neutral, 1 good) per label and per day', { querystring: DaysQuery() }) }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.read);
+      return feedbackCounts(db, org.id, intParam((request.query as { days?: string }).days, 'days', 30, 366));
+    });
+
+    app.get('/orgs/:org/members', { schema: schema('Members and their roles') }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.read);
+      const members = await listMembers(db, org.id);
+      return { members: members.map((m) => ({ user: m.user, role: m.role, created_at: iso(m.created_at) })) };
+    });
+
+    app.post('/orgs/:org/members', { schema: schema('Add a member (a new user gets a one-time temporary password unless one is given)', { body: AddMemberBody }) }, async (request, reply) => {
+      const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
+      const body = request.body as { email: string; role: Role; password?: string };
+      if (body.role === 'owner' && myRole !== 'owner') throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can make someone owner');
+      const problem = emailProblem(body.email.trim());
+      if (problem) throw new ApiError('VALIDATION_FAILED', problem);
+      let user = await findUserByEmail(db, body.email);
+      let temporary: string | undefined;
+      if (!user) {
+        const password = body.password ?? (temporary = randomBytes(18).toString('base64url'));
+        const pp = passwordProblem(password);
+        if (pp) throw new ApiError('VALIDATION_FAILED', pp);
+        user = await storeCall(async () => createUser(db, { email: body.email, passwordHash: await hashPassword(password) }));
+      }
+      const u = user;
+      await storeCall(() => addMember(db, org.id, u.id, body.role));
+      await audit(request, org.id, 'member.add', { type: 'member', id: u.id, name: u.email }, { role: body.role, new_user: temporary !== undefined || body.password !== undefined });
+      void reply.header('Cache-Control', 'no-store');
+      return reply.code(201).send({ member: { user: { id: u.id, email: u.email }, role: body.role }, ...(temporary ? { temporary_password: temporary } : {}) });
+    });
+
+    async function memberChange(request: FastifyRequest, change: { role: Role } | { remove: true }): Promise<{ orgId: string; before: Role; email: string; userId: string }> {
+      const { userId } = request.params as { userId: string };
+      const me = userOf(request);
+      const self = userId === me.id;
+      // Anyone may leave; changing others needs admin, and owners are changed only by owners.
+      const { org, role: myRole } = await access(request, self && 'remove' in change ? 'viewer' : LEAST_ROLE.manageMembers);
+      if (!isUuid(userId)) throw new ApiError('NOT_FOUND', 'No such member');
+      const target = await roleIn(db, userId, org.id);
+      if (target === null) throw new ApiError('NOT_FOUND', 'No such member');
+      if ((target === 'owner' || ('role' in change && change.role === 'owner')) && myRole !== 'owner' && !(self && 'remove' in change)) {
+        throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can change an owner or make someone owner');
+      }
+      const before = await storeCall(() => changeMember(db, org.id, userId, change));
+      const email = ((await db('users').where({ id: userId }).first('email')) as { email: string } | undefined)?.email ?? userId;
+      return { orgId: org.id, before, email, userId };
+    }
+
+    app.patch('/orgs/:org/members/:userId', { schema: schema("Change a member's role", { params: MemberParams, body: ChangeMemberBody }) }, async (request) => {
+      const { role } = request.body as { role: Role };
+      const r = await memberChange(request, { role });
+      if (r.before !== role) await audit(request, r.orgId, 'member.role_change', { type: 'member', id: r.userId, name: r.email }, { from: r.before, to: role });
+      return { member: { user: { id: r.userId, email: r.email }, role } };
+    });
+
+    app.delete('/orgs/:org/members/:userId', { schema: schema('Remove a member (or leave); the last owner stays', { params: MemberParams }) }, async (request, reply) => {
+      const r = await memberChange(request, { remove: true });
+      await audit(request, r.orgId, 'member.remove', { type: 'member', id: r.userId, name: r.email }, { role: r.before });
+      return reply.code(204).send();
+    });
+
+    app.get('/orgs/:org/audit', { schema: schema('The audit log, newest first (owners and admins)', { querystring: LimitQuery(1000) }) }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.readAudit);
+      const rows = await listAudit(db, org.id, intParam((request.query as { limit?: string }).limit, 'limit', 100, 1000));
+      return { entries: rows.map((r) => ({ ...r, created_at: iso(r.created_at) })) };
+    });
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The console: the session-authenticated console API under /console/api/v1 and the web
+ * app under /console, as one encapsulated Fastify plugin. Its own error handler maps
+ * schema failures to VALIDATION_FAILED and otherwise reuses the public API's catalogue.
+ */
+import cookie from '@fastify/cookie';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Knex } from 'knex';
+import type { Config } from '../config.js';
+import { ApiError } from '../api/errors.js';
+import { toApiError } from '../api/error-handler.js';
+import type { ImageUrlSigner } from '../images/types.js';
+import { loadCatalog } from '../models/catalog.js';
+import { authRoutes } from './auth-routes.js';
+import type { ConsoleContext } from './context.js';
+import { orgRoutes } from './org-routes.js';
+import { refusalCounter } from './refusals.js';
+import { DEFAULT_THROTTLE, LoginThrottle, type ThrottlePolicies } from './throttle.js';
+import { DEFAULT_ASSETS_DIR, webRoutes } from './web.js';
+
+export const CONSOLE_PREFIX = '/console';
+export const CONSOLE_API_PREFIX = '/console/api/v1';
+/** Console bodies are small JSON documents. */
+const BODY_LIMIT = 64 * 1024;
+
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface ConsoleOptions {
+  db: Knex;
+  signer: ImageUrlSigner;
+  config: Pick<
+    Config,
+    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota' | 'modelCatalog'
+  >;
+  throttle?: ThrottlePolicies;
+  assetsDir?: string;
+}
+
+/** Registers the refusal counter always (so usage has history), and the console when enabled. */
+export async function registerConsole(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
+  await app.register(refusalCounter, { db: options.db });
+  if (!options.config.consoleEnabled) return;
+  await app.register(consolePlugin, { ...options, prefix: CONSOLE_PREFIX });
+}
+
+async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
+  const { config } = options;
+  let labels: Promise<string[]> | undefined;
+  const ctx: ConsoleContext = {
+    db: options.db,
+    signer: options.signer,
+    labels: () => {
+      labels ??= loadCatalog(config.modelCatalog).then((c) => c.classes.map((k) => k.label));
+      labels.catch(() => (labels = undefined));
+      return labels;
+    },
+    throttle: new LoginThrottle(options.db, options.throttle ?? DEFAULT_THROTTLE),
+    ttl: { accessSeconds: config.consoleAccessTtlSeconds, refreshSeconds: config.consoleSessionTtlSeconds },
+    secureCookies: config.publicBaseUrl.startsWith('https:'),
+    defaultRateLimitPerMinute: config.rateLimitPerMinute,
+    defaultMonthlyQuota: config.defaultMonthlyQuota,
+  };
+
+  await app.register(cookie);
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit = route.bodyLimit ?? BODY_LIMIT;
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('Content-Security-Policy', CONSOLE_CSP);
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('X-Frame-Options', 'DENY');
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('Cross-Origin-Opener-Policy', 'same-origin');
+    if (request.url.startsWith(CONSOLE_API_PREFIX) && !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+  });
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    let apiErr = err.validation ? new ApiError('VALIDATION_FAILED', `Invalid ${err.validationContext ?? 'request'}: ${err.message}`) : toApiError(err, request);
+    if (apiErr.code === 'INVALID_PARAMETERS') apiErr = new ApiError('VALIDATION_FAILED', apiErr.message);
+    if (apiErr.status >= 500) request.log.error({ err }, 'console request failed');
+    else request.log.info({ error_code: apiErr.code }, 'console request refused');
+    void reply.code(apiErr.status).headers(apiErr.headers).send(apiErr.body());
+  });
+
+  await app.register(authRoutes(ctx), { prefix: '/api/v1' });
+  await app.register(orgRoutes(ctx), { prefix: '/api/v1' });
+  await app.register(webRoutes, { assetsDir: options.assetsDir ?? DEFAULT_ASSETS_DIR });
+}

@@ -1,0 +1,76 @@
+/**
+ * Who is calling the console API. Programs send `Authorization: Bearer <access token>`;
+ * browsers carry the access token in an HttpOnly cookie and must echo the CSRF cookie in
+ * the x-csrf-token header on unsafe methods (double submit; the cookies are also
+ * SameSite=Strict). An x-api-key never authenticates here.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Knex } from 'knex';
+import { ApiError } from '../api/errors.js';
+import { sessionForAccessToken } from '../store/sessions.js';
+import { getUser } from '../store/users.js';
+
+export const COOKIE = { access: 'rc_access', refresh: 'rc_refresh', csrf: 'rc_csrf' } as const;
+export const CSRF_HEADER = 'x-csrf-token';
+
+export interface ConsoleUser {
+  id: string;
+  email: string;
+  sessionId: string;
+  via: 'bearer' | 'cookie';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleUser?: ConsoleUser;
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const h = request.headers.authorization;
+  if (typeof h !== 'string') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Throws CSRF_FAILED unless the header repeats the CSRF cookie. */
+export function checkCsrf(request: FastifyRequest): void {
+  const cookie = request.cookies[COOKIE.csrf];
+  const header = request.headers[CSRF_HEADER];
+  if (!cookie || typeof header !== 'string' || !sameSecret(cookie, header)) throw new ApiError('CSRF_FAILED');
+}
+
+/** True when this request came from the browser (no bearer token, session cookies instead). */
+export function usesCookies(request: FastifyRequest): boolean {
+  return bearerToken(request) === undefined && (request.cookies[COOKIE.access] !== undefined || request.cookies[COOKIE.refresh] !== undefined);
+}
+
+/** onRequest hook of every authenticated console route. */
+export function requireSession(db: Knex) {
+  return async function sessionHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const bearer = bearerToken(request);
+    const token = bearer ?? request.cookies[COOKIE.access];
+    if (!token) throw new ApiError('UNAUTHENTICATED');
+    const via = bearer !== undefined ? 'bearer' : 'cookie';
+    if (via === 'cookie' && !SAFE_METHODS.has(request.method)) checkCsrf(request);
+    const session = await sessionForAccessToken(db, token);
+    if (!session) throw new ApiError('UNAUTHENTICATED', 'The access token is invalid or has expired; refresh it or sign in again');
+    const user = await getUser(db, session.userId);
+    request.consoleUser = { id: user.id, email: user.email, sessionId: session.sessionId, via };
+  };
+}
+
+export function userOf(request: FastifyRequest): ConsoleUser {
+  if (!request.consoleUser) throw new Error('route is missing its session hook');
+  return request.consoleUser;
+}

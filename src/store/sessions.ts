@@ -1,0 +1,166 @@
+/**
+ * Console sessions: opaque random tokens stored as SHA-256 digests. A session is the
+ * family of one sign-in; its refresh token rotates on every use, and presenting a spent
+ * refresh token revokes the whole family (OAuth 2.0 Security BCP, refresh token rotation).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export const ACCESS_PREFIX = 'rca_';
+export const REFRESH_PREFIX = 'rcr_';
+/** Longer than any token we issue; longer input is refused without a lookup. */
+export const MAX_TOKEN_LENGTH = 128;
+
+export function hashToken(plain: string): string {
+  return createHash('sha256').update(plain, 'utf8').digest('hex');
+}
+
+function newToken(prefix: string): { plain: string; hash: string } {
+  const plain = prefix + randomBytes(32).toString('base64url');
+  return { plain, hash: hashToken(plain) };
+}
+
+export interface TokenPair {
+  sessionId: string;
+  accessToken: string;
+  accessExpiresIn: number;
+  refreshToken: string;
+  refreshExpiresIn: number;
+}
+
+export interface SessionTtls {
+  accessSeconds: number;
+  /** Absolute lifetime of a session (and so of every refresh token in it). */
+  refreshSeconds: number;
+}
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  user_agent: string | null;
+  ip: string | null;
+}
+
+async function issuePair(trx: Knex, sessionId: string, sessionExpires: Date, ttl: SessionTtls): Promise<TokenPair> {
+  const now = Date.now();
+  const access = newToken(ACCESS_PREFIX);
+  const refresh = newToken(REFRESH_PREFIX);
+  const accessExpires = new Date(Math.min(now + ttl.accessSeconds * 1000, sessionExpires.getTime()));
+  await trx('console_tokens').insert([
+    { token_hash: access.hash, session_id: sessionId, kind: 'access', expires_at: accessExpires },
+    { token_hash: refresh.hash, session_id: sessionId, kind: 'refresh', expires_at: sessionExpires },
+  ]);
+  return {
+    sessionId,
+    accessToken: access.plain,
+    accessExpiresIn: Math.max(0, Math.round((accessExpires.getTime() - now) / 1000)),
+    refreshToken: refresh.plain,
+    refreshExpiresIn: Math.max(0, Math.round((sessionExpires.getTime() - now) / 1000)),
+  };
+}
+
+export async function startSession(db: Knex, userId: string, ttl: SessionTtls, client: { userAgent?: string; ip?: string }): Promise<TokenPair> {
+  // Housekeeping on the user's own rows: ended sessions go (revoked ones after 30 days, kept for inspection).
+  await db('console_sessions')
+    .where({ user_id: userId })
+    .where((q) => q.where('expires_at', '<', db.fn.now()).orWhere('revoked_at', '<', db.raw(`now() - interval '30 days'`)))
+    .delete();
+  return db.transaction(async (trx) => {
+    const expires = new Date(Date.now() + ttl.refreshSeconds * 1000);
+    const [row] = (await trx('console_sessions')
+      .insert({ user_id: userId, expires_at: expires, user_agent: client.userAgent?.slice(0, 300) ?? null, ip: client.ip ?? null })
+      .returning(['id'])) as Array<{ id: string }>;
+    return issuePair(trx, row.id, expires, ttl);
+  });
+}
+
+export type RefreshOutcome = { ok: true; pair: TokenPair; userId: string } | { ok: false; reason: 'unknown' | 'reused' | 'ended' };
+
+/**
+ * Exchanges a refresh token for a new pair. The spend is a guarded update (used_at is
+ * null), so of two concurrent exchanges of one token exactly one wins and the other is
+ * treated as a replay.
+ */
+export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): Promise<RefreshOutcome> {
+  if (!plain.startsWith(REFRESH_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'unknown' };
+  const hash = hashToken(plain);
+  const outcome = await db.transaction(async (trx): Promise<RefreshOutcome> => {
+    const token = (await trx('console_tokens as t')
+      .join('console_sessions as s', 's.id', 't.session_id')
+      .where({ 't.token_hash': hash, 't.kind': 'refresh' })
+      .first('t.session_id', 't.used_at', 's.user_id', 's.expires_at', 's.revoked_at')) as
+      | { session_id: string; used_at: Date | null; user_id: string; expires_at: Date; revoked_at: Date | null }
+      | undefined;
+    if (!token) return { ok: false, reason: 'unknown' };
+    if (token.revoked_at !== null || token.expires_at.getTime() <= Date.now()) return { ok: false, reason: 'ended' };
+    const spent = await trx('console_tokens').where({ token_hash: hash }).whereNull('used_at').update({ used_at: trx.fn.now() });
+    if (spent !== 1) return { ok: false, reason: 'reused' };
+    await trx('console_sessions').where({ id: token.session_id }).update({ last_used_at: trx.fn.now() });
+    // Expired access tokens of the session are dead weight; spent refresh tokens stay (reuse detection).
+    await trx('console_tokens').where({ session_id: token.session_id, kind: 'access' }).where('expires_at', '<=', trx.fn.now()).delete();
+    return { ok: true, userId: token.user_id, pair: await issuePair(trx, token.session_id, token.expires_at, ttl) };
+  });
+  if (!outcome.ok && outcome.reason === 'reused') await revokeSessionByToken(db, hash, 'refresh_reused');
+  return outcome;
+}
+
+async function revokeSessionByToken(db: Knex, hash: string, reason: string): Promise<void> {
+  const row = (await db('console_tokens').where({ token_hash: hash }).first('session_id')) as { session_id: string } | undefined;
+  if (row) await revokeSession(db, row.session_id, reason);
+}
+
+export async function revokeSession(db: Knex, sessionId: string, reason: string): Promise<boolean> {
+  const n = await db('console_sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: db.fn.now(), revoked_reason: reason });
+  // Tokens of a revoked session can never work again; delete them rather than keep dead secrets.
+  await db('console_tokens').where({ session_id: sessionId }).delete();
+  return n === 1;
+}
+
+/** The live session an access token belongs to, or null. */
+export async function sessionForAccessToken(db: Knex, plain: string): Promise<{ sessionId: string; userId: string } | null> {
+  if (!plain.startsWith(ACCESS_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return null;
+  const row = (await db('console_tokens as t')
+    .join('console_sessions as s', 's.id', 't.session_id')
+    .where({ 't.token_hash': hashToken(plain), 't.kind': 'access' })
+    .where('t.expires_at', '>', db.fn.now())
+    .whereNull('s.revoked_at')
+    .where('s.expires_at', '>', db.fn.now())
+    .first('s.id', 's.user_id')) as { id: string; user_id: string } | undefined;
+  if (!row) return null;
+  // "last active" for the sessions list, written at most once a minute
+  await db('console_sessions').where({ id: row.id }).where('last_used_at', '<', db.raw(`now() - interval '1 minute'`)).update({ last_used_at: db.fn.now() });
+  return { sessionId: row.id, userId: row.user_id };
+}
+
+/** The session a refresh token belongs to (spent or not), for logout by refresh cookie. */
+export async function sessionForRefreshToken(db: Knex, plain: string): Promise<string | null> {
+  if (!plain.startsWith(REFRESH_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return null;
+  const row = (await db('console_tokens').where({ token_hash: hashToken(plain), kind: 'refresh' }).first('session_id')) as { session_id: string } | undefined;
+  return row?.session_id ?? null;
+}
+
+export async function listSessions(db: Knex, userId: string): Promise<SessionRow[]> {
+  return (await db('console_sessions')
+    .where({ user_id: userId })
+    .whereNull('revoked_at')
+    .where('expires_at', '>', db.fn.now())
+    .orderBy('created_at', 'desc')
+    .select('id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'user_agent', 'ip')) as SessionRow[];
+}
+
+export async function ownsSession(db: Knex, userId: string, sessionId: string): Promise<boolean> {
+  const row = await db('console_sessions').where({ id: sessionId, user_id: userId }).first('id');
+  return row !== undefined;
+}
+
+/** Every session of a user (a password change signs out everywhere else). */
+export async function revokeUserSessions(db: Knex, userId: string, reason: string, except?: string): Promise<void> {
+  const q = db('console_sessions').where({ user_id: userId }).whereNull('revoked_at');
+  if (except) q.whereNot({ id: except });
+  const ids = ((await q.select('id')) as Array<{ id: string }>).map((r) => r.id);
+  for (const id of ids) await revokeSession(db, id, reason);
+}

@@ -1,0 +1,213 @@
+/**
+ * End to end in a real browser: Debian's chromium driven by playwright-core (never its own
+ * browser download) against a real service on 127.0.0.1 (real PostgreSQL, the embedded
+ * ONNX model). Signs in, creates a key and sees it once, calls the API with it, sees usage
+ * and the request with its boxes, suspends it (API 403), revokes it after typing its name,
+ * signs out. Screenshots of each page: docs/console/ with UPDATE_SCREENSHOTS=1.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { usersCreate } from '../../src/cli/commands/users.js';
+import { createOrg } from '../../src/store/orgs.js';
+import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD } from '../helpers/console.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Screenshots go to docs/console (shown in docs/console.md) with UPDATE_SCREENSHOTS=1, else
+// to a temporary folder, so a plain test run leaves the work tree as it was.
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs/console') : path.join(os.tmpdir(), 'recog-console-screenshots');
+const missing = !existsSync(CHROMIUM);
+if (missing && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let base: string;
+let assetsDir: string;
+const pageErrors: string[] = [];
+
+before(async () => {
+  if (missing) return;
+  assetsDir = await mkdtemp(path.join(os.tmpdir(), 'recog-console-web-'));
+  execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-console.mjs'), assetsDir], { stdio: 'ignore' });
+  t = await buildTestApp({}, { console: { assetsDir } });
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const org = await createOrg(t.db, { name: 'acme', balance: 5000 });
+  await usersCreate(t.db, { email: 'ada@acme.example', org: org.name, role: 'owner' }, async () => PASSWORD);
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 401/.test(m.text())) pageErrors.push(m.text());
+  });
+  await mkdir(SHOTS, { recursive: true });
+});
+after(async () => {
+  await browser?.close();
+  await t?.close();
+  if (assetsDir) await rm(assetsDir, { recursive: true, force: true });
+});
+
+const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const sync = (key: string, externalId: string) =>
+  fetch(`${base}/v1/cv/requests/sync`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ external_id: externalId, image_base64: readFixture('basketball1.png').toString('base64') }),
+  });
+
+test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { skip: missing && `${CHROMIUM} not found: apt-get install chromium` }, async () => {
+  const res = await fetch(`${base}/console/`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+
+  // sign in
+  await page.goto(`${base}/console/`);
+  await page.waitForSelector('form.login');
+  await shot('login');
+  await page.fill('input[name=email]', 'ada@acme.example');
+  await page.fill('input[name=password]', 'a wrong password');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('.alert.error');
+  assert.match(await page.textContent('.alert.error') ?? '', /INVALID_CREDENTIALS/);
+  await page.fill('input[name=password]', PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('#app[data-page=keys]');
+  const cookies = await page.context().cookies();
+  assert.equal(cookies.find((c) => c.name === 'rc_access')?.httpOnly, true);
+
+  // create a key: its secret is shown once
+  await page.click('#create-key');
+  await page.fill('input[name=name]', 'web-shop');
+  await page.fill('input[name=description]', 'the online shop');
+  await page.fill('input[name=classes]', '*');
+  await page.fill('input[name=monthly_quota]', '1000');
+  await page.fill('input[name=rate_limit_per_minute]', '1');
+  await page.click('form.form button[type=submit]');
+  await page.waitForSelector('#secret-value');
+  const secret = (await page.textContent('#secret-value'))!.trim();
+  assert.match(secret, /^cvk_/);
+  await shot('key-created');
+  await page.click('#new-secret button:has-text("Done")');
+  await page.waitForSelector('tr[data-key="web-shop"]');
+  assert.ok(!(await page.content()).includes(secret), 'the secret is never shown again');
+
+  // use it
+  const done = await sync(secret, 'shelf-1');
+  assert.equal(done.status, 200, await done.clone().text());
+  const { request_id: requestId, results } = (await done.json()) as { request_id: string; results: unknown[] };
+  const refused = await sync(secret, 'shelf-1b'); // over the key's 1 per minute
+  assert.equal(refused.status, 429);
+  assert.ok(results.length > 0);
+  const rated = await fetch(`${base}/v1/cv/feedback`, { method: 'POST', headers: { 'x-api-key': secret, 'content-type': 'application/json' }, body: JSON.stringify({ request_id: requestId, rating: 1 }) });
+  assert.equal(rated.status, 200);
+
+  await page.reload();
+  await page.waitForSelector('tr[data-key="web-shop"]');
+  await shot('keys');
+
+  // the key's page: usage and the request with its boxes drawn over the image
+  await page.click('tr[data-key="web-shop"] a');
+  await page.waitForSelector(`[data-request="${requestId}"] svg.boxes[data-boxes]`);
+  const drawn = Number(await page.getAttribute(`[data-request="${requestId}"] svg.boxes`, 'data-boxes'));
+  assert.equal(drawn, results.length);
+  assert.equal(await page.locator(`[data-request="${requestId}"] svg.boxes rect.box`).count(), results.length);
+  assert.ok((await page.$eval('.frame img', (img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0, 'the signed image loaded');
+  assert.match((await page.textContent('.totals')) ?? '', /Done 1 · Error 0 · Refused 1/);
+  assert.match((await page.textContent(`[data-request="${requestId}"] .feedback`)) ?? '', /good/);
+  await shot('key-requests');
+
+  for (const tab of ['usage', 'feedback', 'members', 'audit', 'settings']) {
+    await page.click(`nav a[href$="/${tab}"]`);
+    await page.waitForSelector(`#app[data-page=${tab}]`);
+    if (tab === 'members') {
+      // a new member gets a one-time temporary password
+      await page.fill('input[name=email][placeholder]', 'bob@acme.example');
+      await page.selectOption('select[name=role]', 'viewer');
+      await page.click('form button:has-text("Add")');
+      await page.waitForSelector('.alert.warn code');
+      const temporary = (await page.textContent('.alert.warn code'))!.trim();
+      const bob = await fetch(`${base}/console/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bob@acme.example', password: temporary }) });
+      assert.equal(bob.status, 200);
+    }
+    await shot(tab);
+  }
+  assert.match((await page.textContent('dl.facts')) ?? '', /5,000|4,999/);
+  await page.click('header a[href="#/account"]');
+  await page.waitForSelector('#app[data-page=account]');
+  await shot('account');
+
+  // edit
+  await page.click('nav a[href$="/keys"]');
+  await page.click('tr[data-key="web-shop"] button:has-text("Edit")');
+  await page.fill('input[name=description]', 'the online shop, EU');
+  await page.fill('input[name=classes]', 'person, sports ball');
+  await page.click('form.form button[type=submit]');
+  await page.waitForSelector('tr[data-key="web-shop"] td:has-text("person, sports ball")');
+  assert.match((await page.textContent('tr[data-key="web-shop"]')) ?? '', /the online shop, EU/);
+
+  // suspend: the API answers 403
+  await page.click('tr[data-key="web-shop"] button:has-text("Suspend")');
+  await page.waitForSelector('tr[data-key="web-shop"] .badge.suspended');
+  const suspended = await sync(secret, 'shelf-2');
+  assert.equal(suspended.status, 403);
+  assert.equal(((await suspended.json()) as { error_code: string }).error_code, 'KEY_SUSPENDED');
+
+  // rotate: the successor is created (its secret shown once), then the old key revoked
+  await page.click('tr[data-key="web-shop"] button:has-text("Rotate")');
+  await page.waitForSelector('#secret-value');
+  const successor = (await page.textContent('#secret-value'))!.trim();
+  assert.notEqual(successor, secret);
+  assert.equal(await page.locator('tr[data-key^="web-shop (rotated"] .badge.active').count(), 1);
+  await shot('key-rotated');
+  const works = await sync(successor, 'shelf-new');
+  assert.equal(works.status, 200, await works.clone().text());
+
+  // revoke: only after typing the key's name
+  await page.click('#new-secret button:has-text("Revoke")');
+  await page.waitForSelector('#revoke-form');
+  await page.fill('#revoke-form input[name=confirm]', 'web-sho');
+  assert.equal(await page.isDisabled('#revoke-form button.danger'), true);
+  await page.fill('#revoke-form input[name=confirm]', 'web-shop');
+  await shot('revoke-confirm');
+  await page.click('#revoke-form button.danger');
+  await page.waitForSelector('tr[data-key="web-shop"] .badge.revoked');
+  const revoked = await sync(secret, 'shelf-3');
+  assert.equal(((await revoked.json()) as { error_code: string }).error_code, 'KEY_REVOKED');
+
+  await page.click('nav a[href$="/audit"]');
+  await page.waitForSelector('#app[data-page=audit]');
+  const audit = (await page.textContent('table.audit')) ?? '';
+  for (const action of ['key.create', 'key.suspend', 'key.revoke']) assert.ok(audit.includes(action), action);
+  await shot('audit');
+
+  // an expired access cookie is refreshed silently (the refresh token rotates)
+  const before = (await page.context().cookies()).find((c) => c.name === 'rc_refresh')!.value;
+  await page.context().clearCookies({ name: 'rc_access' });
+  await page.click('nav a[href$="/settings"]');
+  await page.waitForSelector('#app[data-page=settings]');
+  const after = await page.context().cookies();
+  assert.ok(after.some((c) => c.name === 'rc_access'), 'a new access cookie');
+  assert.notEqual(after.find((c) => c.name === 'rc_refresh')?.value, before, 'the refresh token rotated');
+
+  // sign out: the session is gone
+  await page.click('#logout');
+  await page.waitForSelector('form.login');
+  const me = await page.evaluate(async () => (await fetch('/console/api/v1/me')).status);
+  assert.equal(me, 401);
+  const live = await t.db('console_sessions as s').join('users as u', 'u.id', 's.user_id').where('u.email', 'ada@acme.example').whereNull('s.revoked_at').count<{ count: string }[]>('* as count');
+  assert.equal(Number(live[0].count), 0);
+
+  assert.deepEqual(pageErrors, [], 'no script errors or CSP violations in the page');
+});

@@ -1,0 +1,26 @@
+/** ONNX graph edits for tests, with the onnx-proto classes the converter uses. */
+import onnxProto from 'onnx-proto';
+
+const { onnx } = onnxProto;
+
+function int64(name: string, values: number[]): onnxProto.onnx.ITensorProto {
+  return { name, dataType: onnx.TensorProto.DataType.INT64, dims: [values.length], int64Data: values };
+}
+
+/**
+ * A YOLO export cut down to its first `classes` classes: a Slice keeps rows 0 … 4+classes-1
+ * of the [1, 4+C, A] output, which becomes the graph's only output `predictions`. Class names
+ * are dropped from the metadata, so an import needs a catalog, as a custom model's would.
+ */
+export function sliceYoloClasses(bytes: Uint8Array, classes: number): Uint8Array {
+  const model = onnx.ModelProto.decode(bytes);
+  const graph = model.graph!;
+  const out = graph.output![0]!;
+  const dims = out.type!.tensorType!.shape!.dim!;
+  const anchors = Number(dims[2]!.dimValue);
+  graph.initializer!.push(int64('slice_starts', [0]), int64('slice_ends', [4 + classes]), int64('slice_axes', [1]));
+  graph.node!.push({ opType: 'Slice', name: 'keep_classes', input: [out.name!, 'slice_starts', 'slice_ends', 'slice_axes'], output: ['predictions'] });
+  graph.output = [{ name: 'predictions', type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: 1 }, { dimValue: 4 + classes }, { dimValue: anchors }] } } } }];
+  model.metadataProps = (model.metadataProps ?? []).filter((p) => p.key !== 'names');
+  return onnx.ModelProto.encode(model).finish();
+}

@@ -1,0 +1,137 @@
+/**
+ * YOLO12n (Ultralytics ONNX export, fetched by scripts/yolo12n.sh, never committed) through
+ * `recog model import` and the service's Detector: the family is read from the graph, the
+ * real photos' people are found, the embedded backend and the local v2 server (the Triton
+ * path) give identical detections, a cut-down 3-class model imports with its catalog and
+ * serves, and outputs that cannot be interpreted are refused with a reason.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createDetector } from '../../src/inference/create-detector.js';
+import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
+import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
+import { loadCatalog } from '../../src/models/catalog.js';
+import { parseTritonConfig } from '../../src/models/triton-config.js';
+import type { Detection, ObjectDetector } from '../../src/recognition/detection.js';
+import { DEFAULT_TRIAL_IMAGE } from '../../tools/model/import-cli.js';
+import { ImportError, importModel } from '../../tools/model/import.js';
+import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
+import { sliceYoloClasses } from '../helpers/onnx-edit.js';
+import { optionalWeights, yolo12nPath } from '../helpers/weights.js';
+import { testConfig } from '../inference/model.js';
+
+const FETCH = 'scripts/yolo12n.sh';
+const FIXTURES = ['basketball1.png', 'camera.png', 'squirrel_cls.jpg'] as const;
+
+function people(ds: Detection[]): Detection[] {
+  return ds.filter((d) => d.label === 'person');
+}
+
+describe('YOLO12n imported and served', () => {
+  let weights: string | undefined;
+  let repo: string;
+  let server: V2Server | undefined;
+  const closers: Array<() => Promise<void>> = [];
+
+  before(async () => {
+    weights = optionalWeights(yolo12nPath(), FETCH);
+    repo = await mkdtemp(path.join(os.tmpdir(), 'recog-yolo-'));
+  });
+
+  after(async () => {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    await server?.close({ graceMs: 500 });
+    await rm(repo, { recursive: true, force: true });
+  });
+
+  async function detector(env: Record<string, string>): Promise<ObjectDetector> {
+    const { detector, backend } = await createDetector(testConfig({ MODEL_REPOSITORY: repo, INFERENCE_THREADS: '2', ...env }));
+    closers.push(() => backend.close());
+    return detector;
+  }
+
+  test('import reads the family, input and labels from the graph and writes a Triton entry for its real tensors', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    const result = await importModel({ file: weights, repository: repo, name: 'yolo12n', trialImage: DEFAULT_TRIAL_IMAGE, threads: 2 });
+    assert.equal(result.spec.family, 'yolo');
+    assert.deepEqual(result.spec.input, { name: 'images', layout: 'NCHW', width: 640, height: 640, fit: 'letterbox', scale: 1 / 255, pad: 114 });
+    assert.equal(result.classes, 80);
+    assert.match(result.license ?? '', /AGPL/);
+    assert.ok(people(result.trial).length >= 1, `the trial run on the astronaut photo finds her: ${JSON.stringify(result.trial)}`);
+    const config = parseTritonConfig(await readFile(path.join(repo, 'yolo12n', 'config.pbtxt'), 'utf8'));
+    assert.equal(config.maxBatchSize, 0, 'the export has a fixed batch of 1');
+    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_FP32', dims: [1, 3, 640, 640] }]);
+    assert.deepEqual(config.outputs, [{ name: 'output0', dataType: 'TYPE_FP32', dims: [1, 84, 8400] }]);
+    const catalog = await loadCatalog(path.join(repo, 'yolo12n', 'catalog.json'));
+    assert.deepEqual(catalog.classes[0], { index: 0, label: 'person', external_id: 'coco:1' });
+    assert.deepEqual(catalog.classes[60], { index: 60, label: 'dining table', external_id: 'coco:67' });
+  });
+
+  test('embedded backend and v2 server (the Triton path) give identical detections, with the people found', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    const embedded = await detector({ MODEL_NAME: 'yolo12n' });
+    server = await startV2Server({
+      modelRepository: repo,
+      models: ['yolo12n'],
+      host: '127.0.0.1',
+      grpcPort: 0,
+      httpPort: 0,
+      createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 2 }),
+    });
+    const remote = await detector({ MODEL_NAME: 'yolo12n', TRITON_URL: server.grpcAddress });
+    const found: Record<string, Detection[]> = {};
+    for (const name of FIXTURES) {
+      const [a, b] = await Promise.all([embedded.detect(readFixture(name)), remote.detect(readFixture(name))]);
+      assert.deepEqual(b.detections, a.detections, `${name}: the same detections both ways`);
+      found[name] = a.detections;
+    }
+    const players = people(found['basketball1.png']!);
+    assert.ok(players.length >= 2, `both players in basketball1.png: ${JSON.stringify(found['basketball1.png'])}`);
+    assert.ok(players.some((p) => p.bounding_box.x < 100) && players.some((p) => p.bounding_box.x > 400), 'one on the left, one on the right');
+    assert.ok(people(found['camera.png']!).length >= 1, `the cameraman: ${JSON.stringify(found['camera.png'])}`);
+    assert.ok(!found['squirrel_cls.jpg']!.some((d) => d.label === 'person'), 'no person in the squirrel photo');
+  });
+
+  test('a YOLO model with 3 classes imports with its catalog (per-class thresholds) and serves', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    const small = path.join(repo, '..', `${path.basename(repo)}-3cls.onnx`);
+    await writeFile(small, sliceYoloClasses(await readFile(weights), 3));
+    const catalogFile = path.join(repo, '..', `${path.basename(repo)}-catalog.json`);
+    closers.push(() => rm(small, { force: true }), () => rm(catalogFile, { force: true }));
+    await writeFile(catalogFile, JSON.stringify({ classes: [
+      { index: 0, label: 'shopper', external_id: 'sku-100', threshold: 0.5 },
+      { index: 1, label: 'bike', external_id: 'sku-200' },
+      { index: 2, label: 'car', external_id: 'sku-300', threshold: 0.9 },
+    ] }));
+    // Without labels the import says what it needs.
+    await assert.rejects(importModel({ file: small, repository: repo, name: 'shop', trialImage: DEFAULT_TRIAL_IMAGE }), (err: unknown) => err instanceof ImportError && /no class names.*--labels/.test(err.message));
+    await assert.rejects(importModel({ file: small, repository: repo, name: 'shop', labels: 'coco80', trialImage: DEFAULT_TRIAL_IMAGE }), /3 classes, not 80/);
+    const result = await importModel({ file: small, repository: repo, name: 'shop', catalog: catalogFile, trialImage: DEFAULT_TRIAL_IMAGE, threads: 2 });
+    assert.equal(result.classes, 3);
+    const config = parseTritonConfig(await readFile(path.join(repo, 'shop', 'config.pbtxt'), 'utf8'));
+    assert.deepEqual(config.outputs, [{ name: 'predictions', dataType: 'TYPE_FP32', dims: [1, 7, 8400] }]);
+    const shop = await detector({ MODEL_NAME: 'shop', SCORE_THRESHOLD: '0.3' });
+    const { detections } = await shop.detect(readFixture('basketball1.png'));
+    const shoppers = detections.filter((d) => d.label === 'shopper');
+    assert.ok(shoppers.length >= 2, `the players as shoppers: ${JSON.stringify(detections)}`);
+    assert.ok(detections.every((d) => ['shopper', 'bike', 'car'].includes(d.label)));
+    assert.ok(shoppers.every((d) => d.confidence >= 0.5 && d.external_id === 'sku-100'), 'the class\'s own threshold 0.5 applies, not SCORE_THRESHOLD');
+  });
+
+  test('outputs it cannot interpret are refused with the reason, and nothing is written', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    const centernet = path.join(REPO_ROOT, 'model-repository', 'centernet', '1', 'model.onnx');
+    await assert.rejects(
+      importModel({ file: centernet, repository: repo, name: 'bad', family: 'yolo', trialImage: DEFAULT_TRIAL_IMAGE }),
+      (err: unknown) => err instanceof ImportError && /cannot interpret this model's outputs/.test(err.message) && /anchors first/.test(err.message),
+    );
+    const notOnnx = path.join(repo, '..', `${path.basename(repo)}-notes.onnx`);
+    closers.push(() => rm(notOnnx, { force: true }));
+    await writeFile(notOnnx, 'these are not weights');
+    await assert.rejects(importModel({ file: notOnnx, repository: repo, name: 'bad', trialImage: DEFAULT_TRIAL_IMAGE }), /not an ONNX model|cannot interpret/);
+    assert.equal(await stat(path.join(repo, 'bad')).then(() => true, () => false), false);
+  });
+});

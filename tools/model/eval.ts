@@ -1,0 +1,177 @@
+/**
+ * `recog model eval`: a detector's quality on a labelled set in COCO JSON. Runs every
+ * photo through the service's own Detector at a low floor, then computes per class
+ * AP@0.5 (COCO's 101-point interpolation, greedy matching by score, crowd regions
+ * ignored), mAP@0.5 over the classes the set labels, and precision/recall at the serving
+ * threshold (each class's catalog threshold, else SCORE_THRESHOLD), plus images/s.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ObjectDetector, Detection } from '../../src/recognition/detection.js';
+
+export interface CocoSet {
+  images: Array<{ id: number; file_name: string; width: number; height: number }>;
+  annotations: Array<{ id: number; image_id: number; category_id: number; bbox: [number, number, number, number]; iscrowd?: number }>;
+  categories: Array<{ id: number; name: string }>;
+}
+
+export async function loadCocoSet(file: string): Promise<CocoSet> {
+  const raw = JSON.parse(await readFile(file, 'utf8')) as Partial<CocoSet>;
+  if (!Array.isArray(raw.images) || !Array.isArray(raw.annotations) || !Array.isArray(raw.categories)) {
+    throw new Error(`${file}: expected COCO JSON with images, annotations and categories`);
+  }
+  return raw as CocoSet;
+}
+
+export interface ImageDetections {
+  imageId: number;
+  detections: Detection[];
+}
+
+export interface ClassResult {
+  label: string;
+  objects: number;
+  ap: number;
+  /** At the serving threshold of this class. */
+  recall: number;
+  precision: number;
+  threshold: number;
+}
+
+export interface EvalResult {
+  classes: ClassResult[];
+  map: number;
+  /** All classes pooled, at the serving thresholds. */
+  recall: number;
+  precision: number;
+  images: number;
+  imagesPerSecond: number;
+}
+
+type Box = { x1: number; y1: number; x2: number; y2: number };
+
+function iou(a: Box, b: Box): number {
+  const iw = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
+  const ih = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
+  if (iw <= 0 || ih <= 0) return 0;
+  const inter = iw * ih;
+  return inter / ((a.x2 - a.x1) * (a.y2 - a.y1) + (b.x2 - b.x1) * (b.y2 - b.y1) - inter);
+}
+
+/** Share of `d` inside `crowd` (COCO's rule for crowd regions: intersection over the detection's area). */
+function insideShare(d: Box, crowd: Box): number {
+  const iw = Math.min(d.x2, crowd.x2) - Math.max(d.x1, crowd.x1);
+  const ih = Math.min(d.y2, crowd.y2) - Math.max(d.y1, crowd.y1);
+  return iw <= 0 || ih <= 0 ? 0 : (iw * ih) / ((d.x2 - d.x1) * (d.y2 - d.y1));
+}
+
+/** One class: each detection, best first, marked true/false positive (crowd hits dropped). */
+function matchClass(set: CocoSet, categoryId: number, label: string, results: ImageDetections[]): { scored: Array<{ score: number; tp: boolean }>; objects: number } {
+  const box = (b: [number, number, number, number]): Box => ({ x1: b[0], y1: b[1], x2: b[0] + b[2], y2: b[1] + b[3] });
+  const truth = new Map<number, { boxes: Box[]; used: boolean[]; crowds: Box[] }>();
+  let objects = 0;
+  for (const a of set.annotations) {
+    if (a.category_id !== categoryId) continue;
+    const t = truth.get(a.image_id) ?? { boxes: [], used: [], crowds: [] };
+    if (a.iscrowd) t.crowds.push(box(a.bbox));
+    else {
+      t.boxes.push(box(a.bbox));
+      t.used.push(false);
+      objects++;
+    }
+    truth.set(a.image_id, t);
+  }
+  const all = results.flatMap((r) => r.detections.filter((d) => d.label === label).map((d) => ({ imageId: r.imageId, d })));
+  all.sort((a, b) => b.d.confidence - a.d.confidence);
+  const scored: Array<{ score: number; tp: boolean }> = [];
+  for (const { imageId, d } of all) {
+    const b = { x1: d.bounding_box.x, y1: d.bounding_box.y, x2: d.bounding_box.x + d.bounding_box.width, y2: d.bounding_box.y + d.bounding_box.height };
+    const t = truth.get(imageId);
+    let best = -1;
+    let bestIou = 0.5;
+    t?.boxes.forEach((g, i) => {
+      const v = iou(b, g);
+      if (!t.used[i] && v >= bestIou) {
+        best = i;
+        bestIou = v;
+      }
+    });
+    if (best >= 0) {
+      t!.used[best] = true;
+      scored.push({ score: d.confidence, tp: true });
+    } else if (t?.crowds.some((c) => insideShare(b, c) >= 0.5)) {
+      continue; // inside a region labelled as a crowd: neither right nor wrong
+    } else scored.push({ score: d.confidence, tp: false });
+  }
+  return { scored, objects };
+}
+
+/** COCO's AP: precision made monotone, sampled at recall 0, 0.01, …, 1. */
+export function averagePrecision(scored: Array<{ score: number; tp: boolean }>, objects: number): number {
+  if (objects === 0) return 0;
+  const recall: number[] = [];
+  const precision: number[] = [];
+  let tp = 0;
+  scored.forEach((s, i) => {
+    if (s.tp) tp++;
+    recall.push(tp / objects);
+    precision.push(tp / (i + 1));
+  });
+  for (let i = precision.length - 2; i >= 0; i--) precision[i] = Math.max(precision[i]!, precision[i + 1]!);
+  let sum = 0;
+  for (let k = 0; k <= 100; k++) {
+    const r = k / 100;
+    const i = recall.findIndex((v) => v >= r);
+    sum += i >= 0 ? precision[i]! : 0;
+  }
+  return sum / 101;
+}
+
+export function evaluate(set: CocoSet, results: ImageDetections[], thresholdOf: (label: string) => number, seconds: number): EvalResult {
+  const present = new Set(set.annotations.filter((a) => !a.iscrowd).map((a) => a.category_id));
+  const classes: ClassResult[] = [];
+  let tpAll = 0;
+  let detAll = 0;
+  let objAll = 0;
+  for (const c of set.categories.filter((k) => present.has(k.id))) {
+    const { scored, objects } = matchClass(set, c.id, c.name, results);
+    const threshold = thresholdOf(c.name);
+    const kept = scored.filter((s) => s.score >= threshold);
+    const tp = kept.filter((s) => s.tp).length;
+    classes.push({ label: c.name, objects, ap: averagePrecision(scored, objects), recall: tp / objects, precision: kept.length ? tp / kept.length : 1, threshold });
+    tpAll += tp;
+    detAll += kept.length;
+    objAll += objects;
+  }
+  // Detections of classes the set never labels are false positives of the pooled precision.
+  const labelled = new Set(set.categories.filter((k) => present.has(k.id)).map((k) => k.name));
+  for (const r of results) detAll += r.detections.filter((d) => !labelled.has(d.label) && d.confidence >= thresholdOf(d.label)).length;
+  return {
+    classes,
+    map: classes.length ? classes.reduce((s, c) => s + c.ap, 0) / classes.length : 0,
+    recall: objAll ? tpAll / objAll : 0,
+    precision: detAll ? tpAll / detAll : 1,
+    images: results.length,
+    imagesPerSecond: results.length / seconds,
+  };
+}
+
+/** Runs the detector over the set's photos, one at a time. */
+export async function detectSet(detector: ObjectDetector, set: CocoSet, imagesDir: string): Promise<{ results: ImageDetections[]; seconds: number }> {
+  const photos = await Promise.all(set.images.map(async (i) => ({ id: i.id, bytes: await readFile(path.join(imagesDir, i.file_name)) })));
+  await detector.detect(photos[0]!.bytes); // warm caches outside the timing
+  const started = performance.now();
+  const results: ImageDetections[] = [];
+  for (const p of photos) results.push({ imageId: p.id, detections: (await detector.detect(p.bytes)).detections });
+  return { results, seconds: (performance.now() - started) / 1000 };
+}
+
+export function formatEval(model: string, r: EvalResult): string {
+  const rows = r.classes.map((c) => `${c.label.padEnd(14)} ${String(c.objects).padStart(7)} ${c.ap.toFixed(3).padStart(8)} ${c.threshold.toFixed(2).padStart(9)} ${c.recall.toFixed(3).padStart(7)} ${c.precision.toFixed(3).padStart(9)}`);
+  return [
+    `model ${model}: ${r.images} images, ${r.classes.reduce((s, c) => s + c.objects, 0)} objects, ${r.classes.length} classes`,
+    `${'CLASS'.padEnd(14)} ${'OBJECTS'.padStart(7)} ${'AP@0.5'.padStart(8)} ${'THRESHOLD'.padStart(9)} ${'RECALL'.padStart(7)} ${'PRECISION'.padStart(9)}`,
+    ...rows,
+    `mAP@0.5 ${r.map.toFixed(3)}   recall ${r.recall.toFixed(3)}   precision ${r.precision.toFixed(3)} (at the serving thresholds)   ${r.imagesPerSecond.toFixed(2)} images/s`,
+  ].join('\n');
+}

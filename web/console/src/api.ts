@@ -1,0 +1,126 @@
+/**
+ * The console API from the browser: session cookies (HttpOnly, set by the server), the
+ * CSRF cookie echoed in x-csrf-token on unsafe methods, one silent refresh on an
+ * expired access token.
+ */
+export const BASE = '/console/api/v1';
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function csrf(): string {
+  const m = /(?:^|;\s*)rc_csrf=([^;]+)/.exec(document.cookie);
+  return m ? decodeURIComponent(m[1]) : '';
+}
+
+async function raw(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...extra };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrf();
+  return fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+}
+
+async function parse<T>(res: Response): Promise<T> {
+  if (res.status === 204) return undefined as T;
+  const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) throw new ApiFailure(res.status, String(data.error_code ?? 'UNKNOWN'), String(data.message ?? res.statusText));
+  return data as T;
+}
+
+let onSignedOut: () => void = () => {};
+export function whenSignedOut(fn: () => void): void {
+  onSignedOut = fn;
+}
+
+let refreshing: Promise<boolean> | null = null;
+function refresh(): Promise<boolean> {
+  refreshing ??= raw('POST', '/auth/refresh', {})
+    .then((r) => r.ok)
+    .catch(() => false)
+    .finally(() => setTimeout(() => (refreshing = null), 0));
+  return refreshing;
+}
+
+export async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  let res = await raw(method, path, body);
+  if (res.status === 401 && !path.startsWith('/auth/')) {
+    if (await refresh()) res = await raw(method, path, body);
+    if (res.status === 401) {
+      onSignedOut();
+      throw new ApiFailure(401, 'UNAUTHENTICATED', 'Your session has ended; sign in again');
+    }
+  }
+  return parse<T>(res);
+}
+
+export async function login(email: string, password: string): Promise<void> {
+  await parse(await raw('POST', '/auth/login', { email, password }, { 'x-console-session': 'cookie' }));
+}
+
+export async function logout(): Promise<void> {
+  await raw('POST', '/auth/logout').catch(() => undefined);
+}
+
+export interface Key {
+  id: string;
+  name: string;
+  description: string | null;
+  prefix: string;
+  status: 'active' | 'suspended' | 'revoked';
+  classes: string[];
+  monthly_quota: number;
+  used_this_month: number;
+  rate_limit_per_minute: number;
+  rate_limit_is_default?: boolean;
+  last_used_at: string | null;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface Me {
+  user: { id: string; email: string };
+  memberships: Array<{ org: { id: string; name: string }; role: Role }>;
+}
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+
+export interface DayUsage {
+  date: string;
+  done: number;
+  error: number;
+  refused: number;
+}
+
+export interface Usage {
+  days: DayUsage[];
+  quota: { month: string; limit: number; used: number };
+  balance: number | null;
+}
+
+export interface Detection {
+  label: string;
+  external_id: string;
+  bounding_box: { x: number; y: number; width: number; height: number };
+  confidence?: number;
+}
+
+export interface RequestRow {
+  id: string;
+  external_id: string | null;
+  kind: string;
+  status: string;
+  created_at: string;
+  processing_time_ms: number | null;
+  image_url: string | null;
+  results: Detection[];
+  error: string | null;
+  feedback: number | null;
+}

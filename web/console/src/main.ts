@@ -1,0 +1,575 @@
+/**
+ * The console web app: hash routes, one page at a time, everything through the console
+ * API. No framework: the DOM helper builds elements, text is never parsed as HTML.
+ */
+import { api, ApiFailure, login, logout, RANK, whenSignedOut, type Key, type Me, type RequestRow, type Role, type Usage } from './api.js';
+import { annotatedImage, gauge, legend, stackedDays } from './charts.js';
+import { clear, fmtDate, fmtNum, h } from './dom.js';
+
+const root = document.getElementById('app') as HTMLElement;
+let me: Me | null = null;
+/** A panel to show on top of the next keys page (the new key's secret), then forgotten. */
+/** The notice after adding a member (a temporary password is shown once), for the re-rendered page. */
+let memberNotice: HTMLElement | null = null;
+let flash: ((page: { top: HTMLElement; revoke: (id: string) => void }) => HTMLElement) | null = null;
+
+whenSignedOut(() => {
+  me = null;
+  location.hash = '#/login';
+});
+
+function go(hash: string): void {
+  if (location.hash === hash) void render();
+  else location.hash = hash;
+}
+
+function errorBox(err: unknown): HTMLElement {
+  const msg = err instanceof ApiFailure ? `${err.message} (${err.code})` : String((err as Error)?.message ?? err);
+  return h('div', { class: 'alert error', role: 'alert' }, msg);
+}
+
+function roleIn(org: string): Role | null {
+  return me?.memberships.find((m) => m.org.name === org || m.org.id === org)?.role ?? null;
+}
+const can = (org: string, least: Role) => RANK[roleIn(org) ?? 'viewer'] >= RANK[least] && roleIn(org) !== null;
+
+// ---------------------------------------------------------------- layout
+
+function layout(org: string | null, active: string, content: HTMLElement): HTMLElement {
+  const orgs = me?.memberships ?? [];
+  const tabs: Array<[string, string, Role]> = [
+    ['keys', 'API keys', 'viewer'],
+    ['usage', 'Usage', 'viewer'],
+    ['feedback', 'Feedback', 'viewer'],
+    ['members', 'Members', 'viewer'],
+    ['audit', 'Audit log', 'admin'],
+    ['settings', 'Settings', 'viewer'],
+  ];
+  const select = h(
+    'select',
+    { 'aria-label': 'organisation', onchange: (e: Event) => go(`#/o/${encodeURIComponent((e.target as HTMLSelectElement).value)}/keys`) },
+    orgs.map((m) => h('option', { value: m.org.name, selected: m.org.name === org }, m.org.name)),
+  );
+  return h(
+    'div',
+    { class: 'shell' },
+    h(
+      'header',
+      {},
+      h('a', { class: 'brand', href: org ? `#/o/${encodeURIComponent(org)}/keys` : '#/' }, 'Recognition console'),
+      orgs.length > 0 ? select : null,
+      h('span', { class: 'spacer' }),
+      h('a', { href: '#/account', class: active === 'account' ? 'active' : '' }, me?.user.email ?? ''),
+      h('button', { class: 'link', id: 'logout', onclick: async () => { await logout(); me = null; go('#/login'); } }, 'Sign out'),
+    ),
+    org
+      ? h('nav', {}, tabs.filter(([, , least]) => can(org, least)).map(([id, label]) => h('a', { href: `#/o/${encodeURIComponent(org)}/${id}`, class: active === id ? 'active' : '' }, label)))
+      : null,
+    h('main', {}, content),
+  );
+}
+
+// ---------------------------------------------------------------- login
+
+function loginPage(): HTMLElement {
+  const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true });
+  const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+  const msg = h('div');
+  const form = h(
+    'form',
+    {
+      class: 'card login',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        clear(msg);
+        try {
+          await login(email.value, password.value);
+          me = null;
+          go('#/');
+        } catch (err) {
+          msg.append(errorBox(err));
+        }
+      },
+    },
+    h('h1', {}, 'Sign in'),
+    h('label', {}, 'E-mail', email),
+    h('label', {}, 'Password', password),
+    msg,
+    h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
+  );
+  return h('div', { class: 'center' }, form);
+}
+
+// ---------------------------------------------------------------- keys
+
+function statusBadge(status: string): HTMLElement {
+  return h('span', { class: `badge ${status.toLowerCase()}` }, status);
+}
+
+function keyForm(initial: Partial<Key>, submitLabel: string, onSubmit: (body: Record<string, unknown>) => Promise<void>): HTMLElement {
+  const name = h('input', { name: 'name', value: initial.name ?? '', required: true, maxlength: 200 });
+  const description = h('input', { name: 'description', value: initial.description ?? '', maxlength: 2000 });
+  const classes = h('input', { name: 'classes', value: (initial.classes ?? ['*']).join(', '), placeholder: '* for all, or person, dog' });
+  const quota = h('input', { name: 'monthly_quota', type: 'number', min: 0, value: initial.monthly_quota ?? '' , placeholder: 'service default' });
+  const rate = h('input', { name: 'rate_limit_per_minute', type: 'number', min: 1, value: initial.rate_limit_is_default ? '' : (initial.rate_limit_per_minute ?? ''), placeholder: 'service default' });
+  const expires = h('input', { name: 'expires_at', type: 'date', value: initial.expires_at ? initial.expires_at.slice(0, 10) : '' });
+  const msg = h('div');
+  return h(
+    'form',
+    {
+      class: 'card form',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        clear(msg);
+        const body: Record<string, unknown> = {
+          name: name.value,
+          description: description.value === '' ? null : description.value,
+          classes: classes.value.split(',').map((c) => c.trim()).filter(Boolean),
+          expires_at: expires.value === '' ? null : `${expires.value}T00:00:00Z`,
+          rate_limit_per_minute: rate.value === '' ? null : Number(rate.value),
+        };
+        if (quota.value !== '') body.monthly_quota = Number(quota.value);
+        try {
+          await onSubmit(body);
+        } catch (err) {
+          msg.append(errorBox(err));
+        }
+      },
+    },
+    h('div', { class: 'grid2' },
+      h('label', {}, 'Name', name),
+      h('label', {}, 'Description', description),
+      h('label', {}, 'Classes', classes),
+      h('label', {}, 'Monthly quota', quota),
+      h('label', {}, 'Rate limit per minute', rate),
+      h('label', {}, 'Expires on', expires),
+    ),
+    msg,
+    h('button', { type: 'submit', class: 'primary' }, submitLabel),
+  );
+}
+
+function secretPanel(secret: string, key: Key, after?: HTMLElement): HTMLElement {
+  const copied = h('span', { class: 'muted' });
+  return h(
+    'div',
+    { class: 'card secret', id: 'new-secret' },
+    h('h2', {}, `Key "${key.name}" created`),
+    h('p', { class: 'alert warn' }, 'Copy this key now. It is shown only once: we keep only its hash and cannot show it again.'),
+    h('div', { class: 'secret-row' },
+      h('code', { id: 'secret-value' }, secret),
+      h('button', { onclick: async () => { await navigator.clipboard?.writeText(secret).catch(() => undefined); copied.textContent = 'Copied'; } }, 'Copy'),
+      copied,
+    ),
+    after ?? null,
+  );
+}
+
+async function keysPage(org: string): Promise<HTMLElement> {
+  const { keys } = await api<{ keys: Key[] }>('GET', `/orgs/${encodeURIComponent(org)}/keys`);
+  const top = h('div');
+  const manage = can(org, 'member');
+  const box = h('div', {}, top);
+
+  const showCreate = () => {
+    clear(top);
+    top.append(
+      h('h2', {}, 'Create a key'),
+      keyForm({}, 'Create key', async (body) => {
+        const r = await api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, body);
+        flash = (p) => secretPanel(r.secret, r.key, h('button', { onclick: () => clear(p.top) }, 'Done'));
+        go(`#/o/${encodeURIComponent(org)}/keys?created=${r.key.id}`);
+      }),
+    );
+  };
+
+  const rotate = async (k: Key) => {
+    // The spec's rotation: create the successor with the same settings, then revoke the old key once the client uses the new one.
+    const r = await api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, {
+      name: `${k.name} (rotated ${new Date().toISOString().slice(0, 10)})`,
+      description: k.description,
+      classes: k.classes,
+      monthly_quota: k.monthly_quota,
+      rate_limit_per_minute: k.rate_limit_is_default ? null : k.rate_limit_per_minute,
+      expires_at: k.expires_at,
+    });
+    flash = (p) => secretPanel(r.secret, r.key, h('p', {}, 'Step 2: once your clients use the new key, revoke the old one. ', h('button', { class: 'danger', onclick: () => p.revoke(k.id) }, `Revoke "${k.name}"`)));
+    go(`#/o/${encodeURIComponent(org)}/keys?rotated=${r.key.id}`);
+  };
+
+  const revoke = (k: Key) => {
+    const typed = h('input', { name: 'confirm', placeholder: k.name, autocomplete: 'off' });
+    const button = h('button', { class: 'danger', type: 'submit', disabled: true }, 'Revoke for good');
+    typed.addEventListener('input', () => (button.disabled = typed.value !== k.name));
+    const msg = h('div');
+    clear(top);
+    top.append(
+      h(
+        'form',
+        {
+          class: 'card danger-zone',
+          id: 'revoke-form',
+          onsubmit: async (e: Event) => {
+            e.preventDefault();
+            try {
+              await api('POST', `/orgs/${encodeURIComponent(org)}/keys/${k.id}/revoke`);
+              go(`#/o/${encodeURIComponent(org)}/keys?revoked=${k.id}`);
+            } catch (err) {
+              msg.append(errorBox(err));
+            }
+          },
+        },
+        h('h2', {}, `Revoke "${k.name}"?`),
+        h('p', {}, 'A revoked key stops working at once and can never be resumed. Type the key\'s name to confirm.'),
+        typed,
+        msg,
+        h('div', { class: 'row' }, button, h('button', { type: 'button', onclick: () => clear(top) }, 'Cancel')),
+      ),
+    );
+    typed.focus();
+  };
+
+  const edit = (k: Key) => {
+    clear(top);
+    top.append(
+      h('h2', {}, `Edit "${k.name}"`),
+      keyForm(k, 'Save', async (body) => {
+        await api('PATCH', `/orgs/${encodeURIComponent(org)}/keys/${k.id}`, body);
+        go(`#/o/${encodeURIComponent(org)}/keys?saved=${Date.now()}`);
+      }),
+    );
+  };
+
+  const setStatus = async (k: Key, action: 'suspend' | 'resume') => {
+    await api('POST', `/orgs/${encodeURIComponent(org)}/keys/${k.id}/${action}`);
+    go(`#/o/${encodeURIComponent(org)}/keys?${action}=${Date.now()}`);
+  };
+
+  if (flash) {
+    top.append(flash({ top, revoke: (id) => { const k = keys.find((x) => x.id === id); if (k) revoke(k); } }));
+    flash = null;
+  }
+
+  const rows = keys.map((k) =>
+    h(
+      'tr',
+      { 'data-key': k.name },
+      h('td', {}, h('a', { href: `#/o/${encodeURIComponent(org)}/keys/${k.id}` }, k.name), k.description ? h('div', { class: 'muted' }, k.description) : null),
+      h('td', {}, h('code', {}, `${k.prefix}…`)),
+      h('td', {}, statusBadge(k.status)),
+      h('td', {}, k.classes.length === 0 ? '(none)' : k.classes.join(', ')),
+      h('td', { class: 'num' }, `${fmtNum(k.used_this_month)} / ${fmtNum(k.monthly_quota)}`),
+      h('td', { class: 'num' }, `${k.rate_limit_per_minute}/min`),
+      h('td', {}, fmtDate(k.last_used_at)),
+      h('td', {}, fmtDate(k.created_at)),
+      h('td', {}, k.expires_at ? fmtDate(k.expires_at) : 'never'),
+      h(
+        'td',
+        { class: 'actions' },
+        manage && k.status !== 'revoked'
+          ? [
+              h('button', { onclick: () => edit(k) }, 'Edit'),
+              k.status === 'active' ? h('button', { onclick: () => setStatus(k, 'suspend') }, 'Suspend') : h('button', { onclick: () => setStatus(k, 'resume') }, 'Resume'),
+              h('button', { onclick: () => rotate(k) }, 'Rotate'),
+              h('button', { class: 'danger', onclick: () => revoke(k) }, 'Revoke'),
+            ]
+          : null,
+      ),
+    ),
+  );
+  box.append(
+    h('div', { class: 'title-row' }, h('h1', {}, 'API keys'), manage ? h('button', { class: 'primary', id: 'create-key', onclick: showCreate }, 'Create key') : null),
+    keys.length === 0
+      ? h('p', { class: 'muted' }, 'No keys yet.')
+      : h(
+          'table',
+          { class: 'keys' },
+          h('thead', {}, h('tr', {}, ['Name', 'Prefix', 'Status', 'Classes', 'Used / quota', 'Rate limit', 'Last used', 'Created', 'Expires', ''].map((c) => h('th', {}, c)))),
+          h('tbody', {}, rows),
+        ),
+  );
+  return box;
+}
+
+// ---------------------------------------------------------------- key detail: usage and requests
+
+function usagePanel(usage: Usage): HTMLElement {
+  const totals = usage.days.reduce((a, d) => ({ done: a.done + d.done, error: a.error + d.error, refused: a.refused + d.refused }), { done: 0, error: 0, refused: 0 });
+  return h(
+    'div',
+    { class: 'card' },
+    h('h2', {}, `Requests per day, last ${usage.days.length} days`),
+    stackedDays(usage.days, ['done', 'error', 'refused'], 'requests per day'),
+    legend(['done', 'error', 'refused']),
+    h('p', { class: 'totals' }, `Done ${totals.done} · Error ${totals.error} · Refused ${totals.refused}`),
+    h('h3', {}, `Monthly quota (${usage.quota.month})`),
+    gauge(usage.quota.used, usage.quota.limit),
+    h('p', {}, 'Call balance: ', h('strong', { id: 'balance' }, usage.balance === null ? 'unlimited' : fmtNum(usage.balance))),
+  );
+}
+
+const RATING: Record<string, string> = { '-1': 'bad', '0': 'neutral', '1': 'good' };
+
+async function keyPage(org: string, id: string): Promise<HTMLElement> {
+  const o = encodeURIComponent(org);
+  const [{ key }, usage, { requests }] = await Promise.all([
+    api<{ key: Key }>('GET', `/orgs/${o}/keys/${id}`),
+    api<Usage>('GET', `/orgs/${o}/usage?days=30&key_id=${id}`),
+    api<{ requests: RequestRow[] }>('GET', `/orgs/${o}/keys/${id}/requests?limit=20`),
+  ]);
+  const list = requests.map((r) =>
+    h(
+      'div',
+      { class: 'card request', 'data-request': r.id },
+      h('div', { class: 'request-head' },
+        statusBadge(r.status),
+        h('code', {}, r.external_id ?? r.id),
+        h('span', {}, fmtDate(r.created_at)),
+        h('span', {}, r.processing_time_ms === null ? '' : `${r.processing_time_ms} ms`),
+        h('span', { class: 'feedback' }, r.feedback === null ? 'no feedback' : `feedback: ${RATING[String(r.feedback)]}`),
+      ),
+      h('div', { class: 'request-body' },
+        r.image_url ? annotatedImage(new URL(r.image_url, location.href).pathname + new URL(r.image_url, location.href).search, r.results) : h('div', { class: 'muted' }, 'image not stored'),
+        h('ul', { class: 'detections' }, r.results.length === 0 ? h('li', { class: 'muted' }, r.error ?? 'nothing detected') : r.results.map((d) => h('li', {}, `${d.label} (${d.external_id})${d.confidence === undefined ? '' : ` ${Math.round(d.confidence * 100)}%`}`))),
+      ),
+    ),
+  );
+  return h(
+    'div',
+    {},
+    h('p', {}, h('a', { href: `#/o/${o}/keys` }, '← API keys')),
+    h('div', { class: 'title-row' }, h('h1', {}, key.name), statusBadge(key.status), h('code', {}, `${key.prefix}…`)),
+    usagePanel(usage),
+    h('h2', {}, 'Latest requests'),
+    requests.length === 0 ? h('p', { class: 'muted' }, 'No requests yet.') : list,
+  );
+}
+
+async function usagePage(org: string): Promise<HTMLElement> {
+  const o = encodeURIComponent(org);
+  const [usage, { keys }] = await Promise.all([api<Usage>('GET', `/orgs/${o}/usage?days=30`), api<{ keys: Key[] }>('GET', `/orgs/${o}/keys`)]);
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Usage'),
+    usagePanel(usage),
+    h('h2', {}, 'Per key'),
+    h('table', {},
+      h('thead', {}, h('tr', {}, ['Key', 'Status', 'Used this month', 'Quota'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, keys.map((k) => h('tr', {}, h('td', {}, h('a', { href: `#/o/${o}/keys/${k.id}` }, k.name)), h('td', {}, statusBadge(k.status)), h('td', { class: 'num' }, fmtNum(k.used_this_month)), h('td', { class: 'num' }, fmtNum(k.monthly_quota))))),
+    ),
+  );
+}
+
+async function feedbackPage(org: string): Promise<HTMLElement> {
+  const fb = await api<{ by_label: Array<{ label: string; bad: number; neutral: number; good: number }>; by_day: Array<{ date: string; bad: number; neutral: number; good: number }> }>(
+    'GET',
+    `/orgs/${encodeURIComponent(org)}/feedback?days=30`,
+  );
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Feedback'),
+    h('div', { class: 'card' }, h('h2', {}, 'Ratings per day'), stackedDays(fb.by_day, ['good', 'neutral', 'bad'], 'ratings per day'), legend(['good', 'neutral', 'bad'])),
+    h('div', { class: 'card' },
+      h('h2', {}, 'Per label'),
+      fb.by_label.length === 0
+        ? h('p', { class: 'muted' }, 'No ratings in the last 30 days.')
+        : h('table', {},
+            h('thead', {}, h('tr', {}, ['Label', 'Good (1)', 'Neutral (0)', 'Bad (-1)'].map((c) => h('th', {}, c)))),
+            h('tbody', {}, fb.by_label.map((l) => h('tr', {}, h('td', {}, l.label), h('td', { class: 'num' }, l.good), h('td', { class: 'num' }, l.neutral), h('td', { class: 'num' }, l.bad)))),
+          ),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------- members, audit, settings
+
+async function membersPage(org: string): Promise<HTMLElement> {
+  const o = encodeURIComponent(org);
+  const { members } = await api<{ members: Array<{ user: { id: string; email: string }; role: Role; created_at: string }> }>('GET', `/orgs/${o}/members`);
+  const manage = can(org, 'admin');
+  const isOwner = roleIn(org) === 'owner';
+  const msg = h('div');
+  const roles: Role[] = isOwner ? ['owner', 'admin', 'member', 'viewer'] : ['admin', 'member', 'viewer'];
+  const act = async (fn: () => Promise<unknown>) => {
+    clear(msg);
+    try {
+      await fn();
+      go(`#/o/${o}/members?t=${Date.now()}`);
+    } catch (err) {
+      msg.append(errorBox(err));
+    }
+  };
+  const email = h('input', { type: 'email', name: 'email', required: true, placeholder: 'name@example.com' });
+  const role = h('select', { name: 'role' }, roles.map((r) => h('option', { value: r, selected: r === 'member' }, r)));
+  const added = h('div');
+  if (memberNotice) {
+    added.append(memberNotice);
+    memberNotice = null;
+  }
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Members'),
+    msg,
+    h('table', {},
+      h('thead', {}, h('tr', {}, ['E-mail', 'Role', 'Since', ''].map((c) => h('th', {}, c)))),
+      h('tbody', {}, members.map((m) => {
+        const editable = manage && (isOwner || m.role !== 'owner');
+        const sel = h('select', { 'aria-label': `role of ${m.user.email}`, disabled: !editable, onchange: (e: Event) => act(() => api('PATCH', `/orgs/${o}/members/${m.user.id}`, { role: (e.target as HTMLSelectElement).value })) },
+          (['owner', 'admin', 'member', 'viewer'] as Role[]).map((r) => h('option', { value: r, selected: r === m.role, disabled: !isOwner && r === 'owner' }, r)));
+        return h('tr', {}, h('td', {}, m.user.email), h('td', {}, sel), h('td', {}, fmtDate(m.created_at)),
+          h('td', {}, editable ? h('button', { class: 'danger', onclick: () => confirm(`Remove ${m.user.email}?`) && act(() => api('DELETE', `/orgs/${o}/members/${m.user.id}`)) }, 'Remove') : null));
+      })),
+    ),
+    manage
+      ? h('form', {
+          class: 'card form',
+          onsubmit: async (e: Event) => {
+            e.preventDefault();
+            clear(msg);
+            try {
+              const r = await api<{ member: { user: { email: string } }; temporary_password?: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
+              memberNotice = h('p', { class: 'alert warn' }, r.temporary_password
+                ? [`${r.member.user.email} was created with the temporary password `, h('code', {}, r.temporary_password), '. Pass it on safely; it is shown only now. They should change it at once (Account page).']
+                : `${r.member.user.email} was added.`);
+              go(`#/o/${o}/members?added=${Date.now()}`);
+            } catch (err) {
+              msg.append(errorBox(err));
+            }
+          },
+        }, h('h2', {}, 'Add a member'), h('div', { class: 'row' }, email, role, h('button', { class: 'primary', type: 'submit' }, 'Add')), added)
+      : null,
+  );
+}
+
+async function auditPage(org: string): Promise<HTMLElement> {
+  const { entries } = await api<{ entries: Array<{ id: number; created_at: string; actor: { email: string }; action: string; target: { type: string; id: string; name: string | null }; details: Record<string, unknown>; ip: string | null }> }>(
+    'GET',
+    `/orgs/${encodeURIComponent(org)}/audit?limit=200`,
+  );
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Audit log'),
+    h('table', { class: 'audit' },
+      h('thead', {}, h('tr', {}, ['When', 'Who', 'Action', 'Target', 'Details', 'From'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, entries.map((e) => h('tr', {}, h('td', {}, fmtDate(e.created_at)), h('td', {}, e.actor.email), h('td', {}, h('code', {}, e.action)), h('td', {}, `${e.target.type} ${e.target.name ?? e.target.id}`), h('td', { class: 'details' }, JSON.stringify(e.details)), h('td', {}, e.ip ?? '')))),
+    ),
+  );
+}
+
+async function settingsPage(org: string): Promise<HTMLElement> {
+  const o = await api<{ id: string; name: string; status: string; balance: number | null; created_at: string; role: Role }>('GET', `/orgs/${encodeURIComponent(org)}`);
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Organisation'),
+    h('dl', { class: 'card facts' },
+      h('dt', {}, 'Name'), h('dd', {}, o.name),
+      h('dt', {}, 'Id'), h('dd', {}, h('code', {}, o.id)),
+      h('dt', {}, 'Status'), h('dd', {}, statusBadge(o.status)),
+      h('dt', {}, 'Call balance'), h('dd', {}, o.balance === null ? 'unlimited' : fmtNum(o.balance)),
+      h('dt', {}, 'Created'), h('dd', {}, fmtDate(o.created_at)),
+      h('dt', {}, 'Your role'), h('dd', {}, o.role),
+    ),
+    h('p', { class: 'muted' }, 'Name, status and balance are changed by the service operators (the recog CLI), not here.'),
+  );
+}
+
+async function accountPage(): Promise<HTMLElement> {
+  const { sessions } = await api<{ sessions: Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip: string | null; current: boolean }> }>('GET', '/sessions');
+  const current = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
+  const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
+  const msg = h('div');
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Your account'),
+    h('div', { class: 'card' },
+      h('h2', {}, 'Sessions'),
+      h('table', {},
+        h('thead', {}, h('tr', {}, ['Signed in', 'Last active', 'Browser', 'Address', ''].map((c) => h('th', {}, c)))),
+        h('tbody', {}, sessions.map((s) => h('tr', {}, h('td', {}, fmtDate(s.created_at)), h('td', {}, fmtDate(s.last_used_at)), h('td', { class: 'ua' }, s.user_agent ?? ''), h('td', {}, s.ip ?? ''),
+          h('td', {}, s.current ? h('span', { class: 'badge active' }, 'this one') : h('button', { onclick: async () => { await api('DELETE', `/sessions/${s.id}`); go(`#/account?t=${Date.now()}`); } }, 'Revoke'))))),
+      ),
+    ),
+    h('form', {
+      class: 'card form',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        clear(msg);
+        try {
+          await api('POST', '/me/password', { current_password: current.value, new_password: next.value });
+          msg.append(h('p', { class: 'alert ok' }, 'Password changed; your other sessions were signed out.'));
+        } catch (err) {
+          msg.append(errorBox(err));
+        }
+      },
+    }, h('h2', {}, 'Change password'), h('label', {}, 'Current password', current), h('label', {}, 'New password (12 characters or more)', next), msg, h('button', { type: 'submit', class: 'primary' }, 'Change password')),
+  );
+}
+
+// ---------------------------------------------------------------- router
+
+async function render(): Promise<void> {
+  const path = location.hash.replace(/^#/, '').split('?')[0] || '/';
+  if (path === '/login') {
+    clear(root);
+    root.append(loginPage());
+    document.title = 'Sign in · Recognition console';
+    return;
+  }
+  try {
+    me ??= await api<Me>('GET', '/me');
+  } catch {
+    go('#/login');
+    return;
+  }
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts.length === 0) {
+    const first = me.memberships[0];
+    if (first) go(`#/o/${encodeURIComponent(first.org.name)}/keys`);
+    else {
+      clear(root);
+      root.append(layout(null, '', h('p', {}, 'You are not a member of any organisation yet. Ask an owner or admin to add you.')));
+    }
+    return;
+  }
+  let page: Promise<HTMLElement>;
+  let org: string | null = null;
+  let active = parts[2] ?? '';
+  if (parts[0] === 'account') {
+    page = accountPage();
+    active = 'account';
+    org = me.memberships[0]?.org.name ?? null;
+  } else if (parts[0] === 'o' && parts[1]) {
+    org = parts[1];
+    const o = org;
+    page =
+      parts[2] === 'keys' && parts[3] ? keyPage(o, parts[3])
+      : parts[2] === 'usage' ? usagePage(o)
+      : parts[2] === 'feedback' ? feedbackPage(o)
+      : parts[2] === 'members' ? membersPage(o)
+      : parts[2] === 'audit' ? auditPage(o)
+      : parts[2] === 'settings' ? settingsPage(o)
+      : keysPage(o);
+    if (!parts[2]) active = 'keys';
+  } else {
+    page = Promise.resolve(h('p', {}, 'No such page.'));
+  }
+  let content: HTMLElement;
+  try {
+    content = await page;
+  } catch (err) {
+    content = errorBox(err);
+  }
+  clear(root);
+  root.append(layout(org, active, content));
+  document.title = `${active || 'Console'} · ${org ?? ''} · Recognition console`;
+  root.dataset.page = active;
+}
+
+window.addEventListener('hashchange', () => void render());
+void render();
