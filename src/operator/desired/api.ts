@@ -26,7 +26,7 @@ export function signingSecretName(rs: RecognitionService): string {
 const s3Of = (rs: RecognitionService) => rs.spec.api.imageStorage?.s3;
 
 /** Settings whose `pod` is 'operator' (src/config.ts): what the operator itself decides; undefined: unset. */
-const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService) => string | undefined>> = {
+const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDomain?: string) => string | undefined>> = {
   imageStore: (rs) => {
     const s3 = s3Of(rs);
     return s3 ? `s3://${s3.bucket}/${s3.prefix}`.replace(/\/+$/, '') : 'local';
@@ -38,7 +38,7 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService) => string |
   host: () => '0.0.0.0',
   dataDir: () => '/data',
   // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
-  tritonUrl: (rs) => tritonGrpcTarget(rs),
+  tritonUrl: (rs, clusterDomain) => tritonGrpcTarget(rs, clusterDomain),
   tritonModelName: (rs) => rs.spec.triton.modelName,
   // The API reads that model's catalog (family, pre-processing, labels) from its own image.
   modelName: (rs) => rs.spec.triton.modelName,
@@ -46,13 +46,13 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService) => string |
   shutdownTimeoutMs: () => String(SHUTDOWN_TIMEOUT_MS),
 };
 
-function podValue(rs: RecognitionService, name: SettingName, setting: Setting<unknown>): EnvVar | undefined {
+function podValue(rs: RecognitionService, name: SettingName, setting: Setting<unknown>, clusterDomain?: string): EnvVar | undefined {
   const source = setting.pod;
   if (source === undefined) return undefined;
   if (source === 'operator') {
     const compute = COMPUTED[name];
     if (!compute) throw new Error(`setting ${name}: pod 'operator' but the operator computes no value for it`);
-    const value = compute(rs);
+    const value = compute(rs, clusterDomain);
     return value === undefined ? undefined : { name: setting.env, value };
   }
   const api = rs.spec.api as unknown as Record<string, unknown>;
@@ -67,9 +67,9 @@ function podValue(rs: RecognitionService, name: SettingName, setting: Setting<un
 }
 
 /** Environment of the API container, from the settings table of src/config.ts. Extra env overrides by name. */
-export function apiEnv(rs: RecognitionService): EnvVar[] {
+export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
   const own = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
-    .map(([name, setting]) => podValue(rs, name, setting))
+    .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
     .filter((e): e is EnvVar => e !== undefined);
   const extra = rs.spec.api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
@@ -82,7 +82,7 @@ export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton
   return (rs.spec.autoscaling?.enabled ?? true) && r.max > r.min;
 }
 
-export function apiDeployment(rs: RecognitionService): KubeObject {
+export function apiDeployment(rs: RecognitionService, clusterDomain?: string): KubeObject {
   const api = rs.spec.api;
   const labels = selectorLabels(rs, 'api');
   const probe = (path: string, period: number, failures: number) => ({
@@ -122,7 +122,7 @@ export function apiDeployment(rs: RecognitionService): KubeObject {
                 { name: 'http', containerPort: api.port, protocol: 'TCP' },
                 { name: 'metrics', containerPort: api.metricsPort, protocol: 'TCP' },
               ],
-              env: apiEnv(rs),
+              env: apiEnv(rs, clusterDomain),
               ...(s3Of(rs)?.credentialsSecretRef && { envFrom: [{ secretRef: { name: s3Of(rs)!.credentialsSecretRef!.name } }] }),
               resources: api.resources,
               startupProbe: probe('/healthz', 2, 30),
