@@ -3,53 +3,32 @@
  * against the real service, with its own $XDG_CONFIG_HOME.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
-import { buildTestApp, type TestApp, type TestKey } from '../helpers/app.js';
-import { fixturePath, REPO_ROOT } from '../helpers/fixtures.js';
+import type { TestApp, TestKey } from '../helpers/app.js';
+import { fixturePath } from '../helpers/fixtures.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
+import { startCliHarness, type CliHarness } from './cli-harness.js';
 
-const BIN = path.join(REPO_ROOT, 'packages/cli/bin/recog-client.js');
+let cli: CliHarness;
 let t: TestApp;
 let key: TestKey;
 let images: ImageServer;
-let baseUrl: string;
 let home: string;
+let run: CliHarness['run'];
 
 before(async () => {
-  t = await buildTestApp();
+  cli = await startCliHarness();
+  ({ t, home, run } = cli);
   key = await t.newKey();
   images = await startImageServer();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  home = await mkdtemp(path.join(os.tmpdir(), 'recog-client-'));
 });
 after(async () => {
   await images.close();
-  await t.close();
-  await rm(home, { recursive: true, force: true });
+  await cli.close();
 });
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, '--base-url', baseUrl, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), ...env },
-      timeout: 60_000,
-    }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }));
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
 
 test('recognize a file: table by default, JSON on request, the re-run replays (no second charge)', async () => {
   const table = await run(['recognize', fixturePath('basketball1.png')], { RECOG_API_KEY: key.key });
