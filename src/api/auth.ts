@@ -2,14 +2,14 @@
  * x-api-key authentication and the per-key rate limit, in the contract's order:
  * header → known → not expired → active → organisation active → classes → rate limit.
  * Quota and balance follow in the use case (they depend on the work to do).
- * The key is read from the database on every call: a suspension applies to the next
- * request on every replica, with no cache to expire.
+ * The key is read from the database on every call (one statement, which also records its
+ * use): a suspension applies to the next request on every replica, with no cache to expire.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Knex } from 'knex';
 import type { Limits, RateBucket } from '../limits/types.js';
 import type { Caller } from '../recognition/service.js';
-import { findKeyForAuth, touchKey } from '../store/keys.js';
+import { findKeyForAuth } from '../store/keys.js';
 import { withDbRetry } from '../store/db-faults.js';
 import { ApiError } from './errors.js';
 
@@ -26,7 +26,6 @@ declare module 'fastify' {
 export interface AuthOptions {
   db: Knex;
   limits: Limits;
-  onTouchError?: (err: unknown) => void;
 }
 
 /** The key's identity and permissions, or the first contract error it fails. */
@@ -56,7 +55,6 @@ export function guard(options: AuthOptions, bucket: RateBucket) {
   return async function guardHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const caller = await authenticate(options.db, request.headers[API_KEY_HEADER], requireClasses);
     request.caller = caller;
-    touchKey(options.db, caller.keyId).catch((err: unknown) => options.onTouchError?.(err));
 
     const decision = await options.limits.checkRate(caller.limits, bucket);
     reply.header('RateLimit-Limit', String(decision.limit));

@@ -92,7 +92,7 @@ export async function createKey(
 export async function listKeys(db: Knex, orgId?: string): Promise<ApiKey[]> {
   const q = db('api_keys').select(PUBLIC_COLUMNS as unknown as string[]).orderBy('created_at');
   if (orgId) q.where({ org_id: orgId });
-  return q as unknown as Promise<ApiKey[]>;
+  return q;
 }
 
 export async function getKey(db: Knex, id: string): Promise<ApiKey> {
@@ -144,13 +144,28 @@ export interface AuthRecord {
   org: { id: string; name: string; status: 'active' | 'suspended' };
 }
 
+/**
+ * One round trip: the key and its organisation by hash, and, for an active key of an
+ * active organisation, last_used_at recorded (at most once a minute per key, so the hot
+ * path rarely writes) in the same statement.
+ */
 export async function findKeyForAuth(db: Knex, plain: string): Promise<AuthRecord | null> {
   const hash = hashApiKey(plain);
-  const row = await db('api_keys as k')
-    .join('organizations as o', 'o.id', 'k.org_id')
-    .where('k.key_hash', hash)
-    .select(...PUBLIC_COLUMNS.map((c) => `k.${c}`), 'k.key_hash', 'o.name as org_name', 'o.status as org_status')
-    .first();
+  const columns = PUBLIC_COLUMNS.map((c) => `k.${c}`).join(', ');
+  const { rows } = await db.raw<{ rows: Array<ApiKey & { key_hash: string; org_name: string; org_status: 'active' | 'suspended' }> }>(
+    `with found as (
+       select ${columns}, k.key_hash, o.name as org_name, o.status as org_status
+       from api_keys k join organizations o on o.id = k.org_id
+       where k.key_hash = ?
+     ), touched as (
+       update api_keys set last_used_at = now()
+       where id in (select id from found where status = 'active' and org_status = 'active')
+         and (last_used_at is null or last_used_at < now() - interval '1 minute')
+     )
+     select * from found`,
+    [hash],
+  );
+  const row = rows[0];
   if (!row) return null;
   // The index lookup found it; compare the digests in constant time anyway so equality is never
   // decided by an early-exit string comparison in our own code.
@@ -159,12 +174,4 @@ export async function findKeyForAuth(db: Knex, plain: string): Promise<AuthRecor
   if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
   const { key_hash: _h, org_name, org_status, ...key } = row;
   return { key: key as ApiKey, org: { id: key.org_id, name: org_name, status: org_status } };
-}
-
-/** Records use at most once a minute per key, so the hot path does not write on every call. */
-export async function touchKey(db: Knex, keyId: string): Promise<void> {
-  await db('api_keys')
-    .where({ id: keyId })
-    .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', db.raw(`now() - interval '1 minute'`)))
-    .update({ last_used_at: db.fn.now() });
 }

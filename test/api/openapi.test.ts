@@ -46,28 +46,8 @@ test('OpenAPI 3.1 with the four operations, their operationIds, the tag and the 
   for (const name of ['CVResult', 'Detection', 'BoundingBox', 'BatchCVResult', 'BatchImageResult']) assert.ok(doc.components.schemas[name], name);
 });
 
-test('every error code an operation answers with is documented under its status, with its error value', () => {
-  for (const [id, codes] of Object.entries(OPERATION_ERRORS) as Array<[string, ErrorCode[]]>) {
-    const [method, p] = OPERATIONS[id];
-    const responses = doc.paths[p][method].responses;
-    for (const code of codes) {
-      const spec = ERROR_CATALOGUE[code];
-      const schema = responses[String(spec.status)]?.content?.['application/json']?.schema;
-      assert.ok(schema, `${id}: status ${spec.status} documented for ${code}`);
-      assert.ok(schema.properties.error_code.enum.includes(code), `${id}: ${code} listed`);
-      assert.ok(schema.properties.error.enum.includes(spec.error), `${id}: error "${spec.error}" listed`);
-      assert.deepEqual([...schema.required].sort(), ['error', 'error_code', 'message']);
-    }
-    // and nothing documented that the catalogue does not back
-    for (const [status, r] of Object.entries<any>(responses)) {
-      if (status === '200') continue;
-      for (const c of r.content['application/json'].schema.properties.error_code.enum) {
-        assert.equal(String(ERROR_CATALOGUE[c as ErrorCode].status), status, `${id}: ${c} under ${status}`);
-      }
-    }
-  }
-  assert.ok(doc.paths['/v1/cv/requests/sync'].post.responses['408'].content['application/json'].schema.properties.external_id);
-});
+// The document is generated from OPERATION_ERRORS, so comparing the two proved nothing:
+// test/api/openapi-responses.test.ts validates real answers against the document instead.
 
 test('the spec table statuses are all documented', () => {
   const want: Record<string, number[]> = {

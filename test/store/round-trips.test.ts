@@ -1,0 +1,68 @@
+/**
+ * PostgreSQL round trips per request on the hot path, counted on the app's real
+ * connection (knex 'query' events): refusals cost one, a successful sync a fixed few.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { buildTestApp, type TestApp, type TestKey } from '../helpers/app.js';
+import { readFixture } from '../helpers/fixtures.js';
+
+let t: TestApp;
+let queries: string[] = [];
+// The console's refusal counter writes in onResponse, after the answer is sent: not on the hot path.
+const AFTER_ANSWER = /key_refusals_daily/;
+const record = (q: { sql: string }) => {
+  if (!AFTER_ANSWER.test(q.sql)) queries.push(q.sql);
+};
+
+before(async () => {
+  t = await buildTestApp();
+  t.db.on('query', record);
+});
+after(async () => {
+  t?.db.off('query', record);
+  await t?.close();
+});
+
+async function count(key: string, payload: object): Promise<{ status: number; queries: string[] }> {
+  queries = [];
+  const res = await t.app.inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': key }, payload });
+  return { status: res.statusCode, queries: [...queries] };
+}
+
+const image = readFixture('camera.png').toString('base64');
+
+// Today 8: auth (one statement), claim, quota, balance, charge month, image stored,
+// processing, finish. The issue's target is 3 (see docs/api.md, "Request path").
+test('a successful sync takes at most 8 round trips and never re-reads its row at the end', async () => {
+  const k: TestKey = await t.newKey({ balance: 100 });
+  const res = await count(k.key, { external_id: 'rt-1', image_base64: image });
+  assert.equal(res.status, 200);
+  assert.ok(res.queries.length <= 8, `${res.queries.length} queries:\n${res.queries.join('\n')}`);
+  // No read-back after the final write: the ending update returns the row.
+  assert.ok(!/^select/i.test(res.queries.at(-1) ?? ''), res.queries.at(-1));
+});
+
+test('refusals cost one round trip: 401 unknown key, 403 suspended key, 429 rate limited', async () => {
+  const unknown = await count('cvk_not-a-real-key-at-all', { external_id: 'x', image_base64: image });
+  assert.equal(unknown.status, 401);
+  assert.equal(unknown.queries.length, 1, unknown.queries.join('\n'));
+
+  const suspended = await t.newKey({ status: 'suspended' });
+  const forbidden = await count(suspended.key, { external_id: 'x', image_base64: image });
+  assert.equal(forbidden.status, 403);
+  assert.equal(forbidden.queries.length, 1, forbidden.queries.join('\n'));
+
+  const limited = await t.newKey({ rateLimit: 1 });
+  await count(limited.key, { external_id: 'rl-1', image_base64: image });
+  const refused = await count(limited.key, { external_id: 'rl-2', image_base64: image });
+  assert.equal(refused.status, 429);
+  assert.equal(refused.queries.length, 1, refused.queries.join('\n'));
+});
+
+test('last_used_at is recorded by the authenticating statement itself', async () => {
+  const k = await t.newKey();
+  await count(k.key, { external_id: 'lu-1' }); // refused (400) after authentication
+  const row = await t.db('api_keys').where({ id: k.id }).first();
+  assert.ok(row.last_used_at instanceof Date);
+});
