@@ -1,5 +1,6 @@
 /**
- * Builds the Triton model repository the service serves from:
+ * Builds the Triton model repository the service serves from, for one of the built-in
+ * detectors (centernet, the default; ssdlite, see ssdlite.ts):
  *
  *   <repository>/<model>/config.pbtxt      Triton configuration
  *   <repository>/<model>/1/model.onnx      the converted detector
