@@ -62,7 +62,13 @@ describe('SSDLite built in and served', () => {
     assert.equal(catalog.classes.find((c) => c.label === 'dining table')?.index, 67);
     const config = parseTritonConfig(await readFile(path.join(repo, 'ssdlite', 'config.pbtxt'), 'utf8'));
     assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_FP32', dims: [300, 300, 3] }]);
-    assert.deepEqual(config.outputs.map((o) => o.name), ['detection_boxes', 'detection_scores', 'detection_classes', 'num_detections']);
+    assert.deepEqual(config.outputs.map((o) => [o.name, o.dims]), [
+      ['detection_boxes', [1917, 4]],
+      ['detection_scores', [1917]],
+      ['detection_classes', [1917]],
+      ['num_detections', [1]],
+    ]);
+    assert.equal(config.maxBatchSize, 8, 'the batch stays dynamic');
   });
 
   test('embedded backend and v2 server give identical detections, with the people found', { timeout: 300_000 }, async (t) => {

