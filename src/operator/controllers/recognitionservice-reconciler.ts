@@ -132,6 +132,8 @@ export class RecognitionServiceReconciler {
   private readonly restarts = new RestartTracker();
   /** Optional children confirmed absent, by "namespace/name|uid/kind/child", at the generation checked. */
   private readonly absent = new Map<string, number>();
+  /** Resources (by uid) whose signing-key Secret is known to exist: one POST per resource, not one per reconcile. */
+  private readonly signingKeys = new Set<string>();
   private readonly now: () => Date;
 
   constructor(
@@ -148,6 +150,7 @@ export class RecognitionServiceReconciler {
     // Gone or going: owner references let the garbage collector remove the children.
     if (!rs || rs.metadata.deletionTimestamp) {
       this.restarts.forget(key);
+      if (rs?.metadata.uid) this.signingKeys.delete(rs.metadata.uid);
       for (const k of this.absent.keys()) if (k.startsWith(`${key}|`)) this.absent.delete(k);
       return { applied: 0, deleted: 0, statusWritten: false };
     }
@@ -160,10 +163,14 @@ export class RecognitionServiceReconciler {
     const failures: Array<{ message: string; reason: string }> = [];
     try {
       // Before the Deployment that reads it; created once, so the key (and every link) stays.
-      // A read first keeps steady-state reconciles free of writes (no POST answered 409).
-      const secret = signingSecret(withDefaults(rs), randomBytes(32).toString('base64url'));
-      const secretRef = secret && { apiVersion: 'v1', kind: 'Secret', name: secret.metadata.name, namespace: secret.metadata.namespace ?? namespace };
-      if (secret && secretRef && !(await this.kube.get(secretRef)) && (await this.kube.createIfAbsent(secret))) applied++;
+      // Created once and never rewritten (every link stays valid); the operator may only create
+      // Secrets, so it remembers instead of reading: steady-state reconciles send no POST.
+      const uid = rs.metadata.uid ?? key;
+      const secret = this.signingKeys.has(uid) ? undefined : signingSecret(withDefaults(rs), randomBytes(32).toString('base64url'));
+      if (secret) {
+        if (await this.kube.createIfAbsent(secret)) applied++;
+        this.signingKeys.add(uid);
+      }
       for (const obj of desired.apply) {
         const result = await this.applyChild(rs, obj, failures);
         if (result.written) applied++;
