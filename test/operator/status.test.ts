@@ -171,7 +171,7 @@ describe('status', () => {
     assert.equal(cond(s.conditions, 'Degraded').reason, 'CrashLooping');
     assert.match(cond(s.conditions, 'Degraded').message, /vision-api-x container api restarted 4 times in 10 min \(last exit 1 Error\)/);
     // Quiet for longer than the window: healthy again.
-    s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(30)), at(30));
+    computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(30)), at(30));
     s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(45)), at(45));
     assert.equal(cond(s.conditions, 'Ready').status, 'True');
 
