@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tools for the operator's tests against a real Kubernetes API server: etcd (Debian's
 # etcd-server), kube-apiserver, kubectl and helm (built with Go from their official
-# modules). Built binaries are cached under
+# modules), and for the cluster e2e suite kube-controller-manager and kube-scheduler (same
+# release, same wrapper module, so cheap once kube-apiserver is built) and kwok (fake nodes
+# and pod lifecycles, `go install`ed). Built binaries are cached under
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/bin
 # keyed by version, so later runs (and CI on the same machine) skip the build.
 #
@@ -9,12 +11,14 @@
 #   scripts/k8s-tools.sh env       print the export line only (nothing is built)
 #   scripts/k8s-tools.sh status    list what is cached
 #
-# Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), K8S_TOOLS_SKIP_KUBECTL=1,
+# Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), KWOK_VERSION (v0.8.0),
+#        K8S_TOOLS_SKIP_KUBECTL=1, K8S_TOOLS_SKIP_CLUSTER=1 (no controller-manager/scheduler/kwok),
 #        K8S_TOOLS_GO_PARALLEL (go build -p; 1 by default, every core when CI=true).
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 HELM_VERSION=${HELM_VERSION:-v3.19.5}
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
 BIN_DIR=$CACHE_DIR/bin
 # One package at a time while people work on the machine; all cores in CI.
@@ -105,13 +109,26 @@ build_helm() {
   log "built helm $HELM_VERSION in $((SECONDS - start)) s"
 }
 
+build_kwok() {
+  [ -x "$BIN_DIR/kwok-$KWOK_VERSION" ] && return 0
+  need_go
+  log "building kwok $KWOK_VERSION"
+  local start=$SECONDS gobin; gobin=$(mktemp -d)
+  # shellcheck disable=SC2046
+  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  mkdir -p "$BIN_DIR"
+  mv "$gobin/kwok" "$BIN_DIR/kwok-$KWOK_VERSION"; rm -rf "$gobin"
+  log "built kwok $KWOK_VERSION in $((SECONDS - start)) s"
+}
+
 # Stable names the tests look for; they point at the versioned files.
 link_all() {
   mkdir -p "$BIN_DIR"
-  for name in kube-apiserver kubectl; do
+  for name in kube-apiserver kubectl kube-controller-manager kube-scheduler; do
     [ -x "$BIN_DIR/$name-$K8S_VERSION" ] && ln -sf "$name-$K8S_VERSION" "$BIN_DIR/$name"
   done
   [ -x "$BIN_DIR/helm-$HELM_VERSION" ] && ln -sf "helm-$HELM_VERSION" "$BIN_DIR/helm"
+  [ -x "$BIN_DIR/kwok-$KWOK_VERSION" ] && ln -sf "kwok-$KWOK_VERSION" "$BIN_DIR/kwok"
   local etcd; etcd=$(command -v etcd || echo /usr/bin/etcd)
   [ -x "$etcd" ] && ln -sf "$etcd" "$BIN_DIR/etcd"
   return 0
@@ -125,6 +142,11 @@ case "${1:-install}" in
     build_k8s kube-apiserver
     build_helm
     [ "${K8S_TOOLS_SKIP_KUBECTL:-0}" = 1 ] || build_k8s kubectl
+    if [ "${K8S_TOOLS_SKIP_CLUSTER:-0}" != 1 ]; then
+      build_k8s kube-controller-manager
+      build_k8s kube-scheduler
+      build_kwok
+    fi
     link_all
     print_env
     ;;

@@ -20,7 +20,7 @@ import { decodeBase64Image } from './images/base64.js';
 import { createImageIntake } from './images/intake.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './images/types.js';
 import type { InferenceBackend } from './inference/backend.js';
-import { createDetector } from './inference/create-detector.js';
+import { createDetector, createDetectorInBackground } from './inference/create-detector.js';
 import type { Limits } from './limits/types.js';
 import { telemetryPlugin } from './telemetry/http.js';
 import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentKnex, watchLimiter } from './telemetry/instrument.js';
@@ -31,6 +31,7 @@ import { CapacityGate, gateDetector } from './recognition/capacity.js';
 import { RecognitionService } from './recognition/service.js';
 import { pingDb } from './store/db.js';
 import { PgFeedbackRepository } from './store/feedback.js';
+import { imageRemoved, sweepExpiredImages } from './store/image-retention.js';
 import { PgRequestRepository, closeInstanceRequests, failAbandonedRequests } from './store/requests.js';
 
 export const API_VERSION = '1.0.0';
@@ -62,6 +63,9 @@ export interface BuildAppOptions {
   /** Sweep abandoned QUEUED/PROCESSING requests at start and every `sweepIntervalMs` (default on). */
   sweepAbandoned?: boolean;
   sweepIntervalMs?: number;
+  /** Delete images past IMAGE_RETENTION_DAYS at start and every `retentionIntervalMs` (default on, hourly). */
+  sweepImages?: boolean;
+  retentionIntervalMs?: number;
 }
 
 /** Stable across restarts of the same process slot (host and port), unique among live replicas. */
@@ -163,9 +167,15 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const checks: Record<string, ReadinessCheck> = {
     database: () => pingDb(db),
     limits: () => deps.limits.ready(),
-    inference: async () => ((await deps.backend.ready()) ? { ok: true } : { ok: false, detail: 'model not ready' }),
+    inference: async () => {
+      if (await deps.backend.ready()) return { ok: true };
+      const why = (deps.backend as { lastError?: string }).lastError;
+      return { ok: false, detail: why ? `model not ready: ${why}` : 'model not ready' };
+    },
   };
-  await app.register(operationsRoutes, { checks, imageStore: deps.imageStore, signer: deps.signer });
+  const store = deps.imageStore;
+  if (store.ready) checks.imageStore = () => store.ready!();
+  await app.register(operationsRoutes, { checks, imageStore: store, signer: deps.signer, imageRemoved: (id) => imageRemoved(db, id) });
   await app.register(recognitionRoutes, {
     service,
     auth: { db, limits: deps.limits },
@@ -185,6 +195,21 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
       await sweep();
       timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => clearInterval(timer));
+  }
+  if ((options.sweepImages ?? true) && config.imageRetentionDays > 0) {
+    // Every replica runs it; an advisory lock lets one delete while the others skip.
+    const sweep = async () => {
+      const r = await sweepExpiredImages(db, deps.imageStore, config.imageRetentionDays);
+      if (r.deleted > 0 || r.failed > 0) app.log.info({ deleted: r.deleted, failed: r.failed, retentionDays: config.imageRetentionDays }, 'image retention sweep');
+    };
+    const run = () => void sweep().catch((err: unknown) => app.log.error({ err }, 'image retention sweep failed'));
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      run();
+      timer = setInterval(run, options.retentionIntervalMs ?? 3_600_000);
       timer.unref();
     });
     app.addHook('onClose', async () => clearInterval(timer));
@@ -221,11 +246,20 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
     closers.push(() => limits.close());
     const unwatchLimiter = watchLimiter(limits, metrics);
     closers.push(async () => unwatchLimiter());
-    const { detector, backend } = await createDetector(config, (b) => instrumentBackend(b, metrics));
+    // With Triton the server listens at once and readiness waits for the model (it may take
+    // minutes to load); the embedded ONNX Runtime loads in seconds and is awaited.
+    const { detector, backend } =
+      config.tritonUrl === undefined
+        ? await createDetector(config, (b) => instrumentBackend(b, metrics))
+        : await createDetectorInBackground(config, (b) => instrumentBackend(b, metrics), (err) =>
+            log.warn({ err: (err as Error).message }, 'inference backend not ready yet; retrying'),
+          );
     closers.push(() => backend.close());
     const detachDb = instrumentKnex(db, metrics);
     closers.push(async () => detachDb());
     const intake = await createImageIntake(config);
+    const storeClose = (intake.store as { close?: () => void }).close;
+    if (storeClose) closers.push(async () => storeClose.call(intake.store));
     return {
       config,
       db,

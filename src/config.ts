@@ -241,6 +241,7 @@ export const SETTINGS = {
     default: (c) => path.join(String(c.modelRepository), String(c.modelName), 'catalog.json'),
     defaultDoc: '`<repository>/<model>/catalog.json`',
     map: (v) => path.resolve(v),
+    pod: 'operator',
   }),
   scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),
@@ -267,6 +268,31 @@ export const SETTINGS = {
     pod: { secretRef: 'imageUrlSecretRef' },
   }),
   imageUrlTtlSeconds: int('IMAGE_URL_TTL_SECONDS', 'lifetime of signed image links, in seconds', { default: 7 * 24 * 3600, min: 1, defaultDoc: '7 days' }),
+  imageStore: {
+    env: 'IMAGE_STORE',
+    doc: 'where processed images are kept: `local` (`DATA_DIR/images`) or `s3://bucket/prefix` (shared by every replica; see docs/images.md)',
+    defaultDoc: '`local`',
+    pod: 'operator',
+    read: (r: Reader): string => {
+      const raw = r.optional('IMAGE_STORE') ?? 'local';
+      if (raw !== 'local' && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(raw)) {
+        r.problems.push(`IMAGE_STORE must be "local" or s3://bucket/prefix (got "${raw}")`);
+      }
+      return raw;
+    },
+  } satisfies Setting<string>,
+  s3Endpoint: url('S3_ENDPOINT', 'S3 endpoint for MinIO, Ceph RGW, GCS (`https://storage.googleapis.com`); credentials: the AWS chain (`AWS_ACCESS_KEY_ID`…, IRSA)', ['http:', 'https:'], {
+    unset: "AWS's endpoint for `S3_REGION`",
+    pod: 'operator',
+  }),
+  s3Region: str('S3_REGION', 'S3 region', { default: 'us-east-1', pod: 'operator' }),
+  s3ForcePathStyle: oneOf('S3_FORCE_PATH_STYLE', '`true`: `endpoint/bucket/key` URLs (MinIO, Ceph) instead of `bucket.endpoint/key`', ['true', 'false'], {
+    default: 'false',
+    pod: 'operator',
+  }),
+  imageRetentionDays: int('IMAGE_RETENTION_DAYS', 'stored images older than this are deleted (links then answer 410); `0` keeps them forever', {
+    default: 30, min: 0, max: 36_500, pod: 'spec', crd: true,
+  }),
 
   rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 'per key, sync + batch, rolling 60 s (per-key override: `--rate-limit`)', {
     default: 10, min: 1, pod: 'spec', crd: true,

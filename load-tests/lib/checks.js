@@ -12,7 +12,7 @@ export function isUuid(v) {
 export function parseJson(res) {
   try {
     return typeof res.body === 'string' && res.body.length > 0 ? JSON.parse(res.body) : null;
-  } catch (_) {
+  } catch {
     return null;
   }
 }

@@ -52,6 +52,8 @@ export const ERROR_CATALOGUE = {
   ROUTE_NOT_FOUND: { status: 404, error: 'not_found', message: 'No such endpoint' },
   // 405
   METHOD_NOT_ALLOWED: { status: 405, error: 'Method Not Allowed', message: 'This method is not allowed on this endpoint' },
+  // 410
+  IMAGE_EXPIRED: { status: 410, error: 'gone', message: 'The image was removed by the retention policy; the result is still available from the lookup' },
   // 408
   PROCESSING_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'Processing timed out' },
   CLIENT_TIMEOUT: { status: 408, error: 'Request Timeout', message: 'The request was not received in time' },
@@ -71,6 +73,7 @@ export const ERROR_CATALOGUE = {
   // 500, 503
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error', message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The service is shutting down; retry on another instance' },
+  IMAGE_STORE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The image store is unavailable; retry later' },
   NOT_READY: { status: 503, error: 'Service Unavailable', message: 'A dependency of the service is not ready' },
   DATABASE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry shortly' },
   SERVICE_OVERLOADED: { status: 503, error: 'Service Unavailable', message: 'The service is at capacity; retry shortly' },
@@ -105,9 +108,4 @@ export class ApiError extends Error {
   body(): ErrorBody {
     return { error: ERROR_CATALOGUE[this.code].error, message: this.message, error_code: this.code, ...this.extra };
   }
-}
-
-/** Codes with a given status, for documenting each route's responses. */
-export function codesWithStatus(status: number): ErrorCode[] {
-  return (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((c) => ERROR_CATALOGUE[c].status === status);
 }

@@ -19,3 +19,14 @@ export class ImageError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * The image store refused or did not answer a write. The recognition ends ERROR with this
+ * message and response_code 503 (retry later), never DONE without its image.
+ */
+export class ImageStoreError extends Error {
+  override readonly name = 'ImageStoreError';
+  constructor(cause: unknown) {
+    super(`image storage unavailable: ${(cause as Error)?.name && (cause as Error).name !== 'Error' ? (cause as Error).name : (cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}

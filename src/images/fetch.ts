@@ -134,6 +134,7 @@ class SafeImageFetcher implements ImageFetcher {
       throw invalidUrl(`${what} is ${raw.length} characters; the limit is ${MAX_IMAGE_URL_LENGTH}`);
     }
     // The URL parser would quietly strip or encode these; refuse them, so what is stored is what was fetched.
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
     if (/[\u0000-\u001F\u007F]/.test(raw)) throw invalidUrl(`${what} contains control characters`);
     // A lone UTF-16 surrogate would be stored (and fetched) as U+FFFD: two URLs would collide.
     if (/\p{Cs}/u.test(raw)) throw invalidUrl(`${what} contains a lone UTF-16 surrogate`);

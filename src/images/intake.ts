@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { createImageFetcher } from './fetch.js';
 import { LocalImageStore } from './local-store.js';
+import { S3ImageStore, parseS3Location } from './s3-store.js';
 import { HmacImageUrlSigner, loadOrCreateSecret } from './signed-url.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner } from './types.js';
 
@@ -16,6 +17,10 @@ export type ImageIntakeConfig = Pick<
   | 'imageFetchMaxRedirects'
   | 'imageUrlSecret'
   | 'imageUrlTtlSeconds'
+  | 'imageStore'
+  | 's3Endpoint'
+  | 's3Region'
+  | 's3ForcePathStyle'
 >;
 
 export interface ImageIntake {
@@ -34,7 +39,18 @@ export async function createImageIntake(config: ImageIntakeConfig): Promise<Imag
       maxBytes: config.imageFetchMaxBytes,
       maxRedirects: config.imageFetchMaxRedirects,
     }),
-    store: new LocalImageStore(path.join(config.dataDir, 'images')),
+    store: createImageStore(config),
     signer: new HmacImageUrlSigner({ secret, publicBaseUrl: config.publicBaseUrl, ttlSeconds: config.imageUrlTtlSeconds }),
   };
+}
+
+/** IMAGE_STORE: `local` keeps images under <dataDir>/images; `s3://bucket/prefix` in a bucket every replica shares. */
+export function createImageStore(config: Pick<ImageIntakeConfig, 'dataDir' | 'imageStore' | 's3Endpoint' | 's3Region' | 's3ForcePathStyle'>): ImageStore {
+  if (config.imageStore === 'local') return new LocalImageStore(path.join(config.dataDir, 'images'));
+  return new S3ImageStore({
+    ...parseS3Location(config.imageStore),
+    endpoint: config.s3Endpoint,
+    region: config.s3Region,
+    forcePathStyle: config.s3ForcePathStyle === 'true',
+  });
 }

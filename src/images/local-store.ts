@@ -4,9 +4,10 @@
  * in any viewer). Ids must be UUIDs, which also rules out path traversal.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ImageStore } from './types.js';
+import type { ImageStore, OpenedImage } from './types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -77,6 +78,20 @@ export class LocalImageStore implements ImageStore {
     for (const [ext, mime] of Object.entries(MIME_BY_EXTENSION)) {
       try {
         return { bytes: await readFile(path.join(dir, `${base}.${ext}`)), mime };
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return null;
+  }
+
+  async open(requestId: string): Promise<OpenedImage | null> {
+    const { dir, base } = this.shard(requestId);
+    for (const [ext, mime] of Object.entries(MIME_BY_EXTENSION)) {
+      const file = path.join(dir, `${base}.${ext}`);
+      try {
+        const info = await stat(file);
+        return { body: createReadStream(file), mime, size: info.size, lastModified: info.mtime };
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }

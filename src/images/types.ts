@@ -23,11 +23,25 @@ export interface ImageFetcher {
   fetch(url: string, options?: { signal?: AbortSignal }): Promise<FetchedImage>;
 }
 
+/** A stored image opened for streaming. */
+export interface OpenedImage {
+  body: NodeJS.ReadableStream;
+  mime: string;
+  size?: number;
+  etag?: string;
+  lastModified?: Date;
+}
+
 /** Where processed images are kept, under their request id. */
 export interface ImageStore {
   put(requestId: string, image: { bytes: Buffer; mime: string }): Promise<void>;
   get(requestId: string): Promise<{ bytes: Buffer; mime: string } | null>;
+  /** The image as a stream (the link route sends it without holding it in memory); null when absent. */
+  open(requestId: string): Promise<OpenedImage | null>;
+  /** Idempotent: deleting an absent image succeeds. */
   delete(requestId: string): Promise<void>;
+  /** For /readyz: whether the store can be used now (absent: always). */
+  ready?(): Promise<{ ok: boolean; detail?: string }>;
 }
 
 /** Signed, expiring URLs under the public base URL: /v1/cv/images/{id}?expires=…&signature=… */

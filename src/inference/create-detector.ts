@@ -5,6 +5,7 @@ import type { ObjectDetector } from '../recognition/detection.js';
 import type { InferenceBackend } from './backend.js';
 import { createInferenceBackend } from './create-backend.js';
 import { Detector } from './detector.js';
+import { BackgroundStart } from './start-in-background.js';
 
 /**
  * The caller owns the backend: close it on shutdown. `decorate` wraps the backend before
@@ -25,4 +26,29 @@ export async function createDetector(
     await backend.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * For the server: the backend starts in the background (see BackgroundStart), so the API
+ * listens at once and readiness waits for the model. The catalog is still read first: a
+ * missing catalog is a configuration error that should stop the start.
+ */
+export async function createDetectorInBackground(
+  config: Config,
+  decorate: (backend: InferenceBackend) => InferenceBackend = (b) => b,
+  onError: (err: unknown) => void = () => {},
+): Promise<{ detector: ObjectDetector; backend: BackgroundStart }> {
+  const catalog = await loadCatalog(config.modelCatalog);
+  const options = { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels };
+  const build = (started: InferenceBackend) => {
+    // The catalog must belong to the served model: labels of another model would be silently wrong.
+    const served = started.metadata().name;
+    if (served !== catalog.model.name) {
+      throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served}"; give the API the catalog of that model (MODEL_CATALOG)`);
+    }
+    return new Detector(started, catalog, options);
+  };
+  const backend = new BackgroundStart(decorate(createInferenceBackend(config)), build, onError);
+  await backend.start();
+  return { detector: backend.asDetector(catalog), backend };
 }

@@ -71,7 +71,8 @@ export function decodeOutputs(spec: DetectorSpec, outputs: Map<string, Tensor>, 
     case 'yolo':
       return decodeYolo(floats(out('predictions'), 3), box, thresholdOf);
     case 'ssd':
-      return decodeSsd(floats(out('boxes'), 3), floats(out('scores'), 2), floats(out('classes'), 2), floats(out('count'), 1), spec, box, thresholdOf);
+      // count is [N] (TF OD API) or [N, 1] (what a batching Triton config can declare without a reshape).
+      return decodeSsd(floats(out('boxes'), 3), floats(out('scores'), 2), floats(out('classes'), 2), floats(out('count'), out('count').shape.length === 2 ? 2 : 1), spec, box, thresholdOf);
   }
 }
 

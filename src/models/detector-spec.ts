@@ -28,7 +28,7 @@ export interface DetectorSpec {
    * Output tensor names by role.
    * centernet: detections [N, K, 6] = x1, y1, x2, y2 (input pixels), score, class.
    * yolo: predictions [N, 4 + C, A] = cx, cy, w, h (input pixels), C class scores.
-   * ssd: boxes [N, K, 4] = ymin, xmin, ymax, xmax (0–1), scores [N, K], classes [N, K], count [N].
+   * ssd: boxes [N, K, 4] = ymin, xmin, ymax, xmax (0–1), scores [N, K], classes [N, K], count [N] or [N, 1].
    */
   outputs: Record<string, string>;
 }

@@ -42,49 +42,115 @@ export function toClientModel<T extends KubernetesObject>(obj: KubeObject | Kube
   return loadYaml<T>(JSON.stringify(obj));
 }
 
+/** Called once per API request with its HTTP method and status code ("<error>" without a response). */
+export type RequestObserver = (method: string, code: string) => void;
+
+/** Runs one API call and reports it to the observer (rest_client_requests_total). */
+export async function observed<T>(observer: RequestObserver | undefined, method: string, call: () => Promise<T>): Promise<T> {
+  try {
+    const out = await call();
+    observer?.(method, method === 'POST' ? '201' : '200');
+    return out;
+  } catch (err) {
+    observer?.(method, String(statusCode(err) ?? '<error>'));
+    throw err;
+  }
+}
+
+export const HANDOVER_MANAGER = `${FIELD_MANAGER}-handover`;
+
 export class KubeClient {
   readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
   private readonly apis: ApisApi;
   private caps: { value: ClusterCapabilities; at: number } | undefined;
 
-  constructor(readonly kc: KubeConfig, private readonly capabilitiesTtlMs = 60_000) {
+  constructor(readonly kc: KubeConfig, private readonly capabilitiesTtlMs = 60_000, readonly observer?: RequestObserver) {
     this.objects = KubernetesObjectApi.makeApiClient(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.apis = kc.makeApiClient(ApisApi);
   }
 
-  /** Server-side apply with the operator's field manager; force takes fields back from hand edits. */
-  async apply<T extends KubernetesObject>(obj: KubeObject, dryRun?: 'All'): Promise<T> {
-    return (await this.objects.patch(toClientModel(obj), undefined, dryRun, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
+  /**
+   * Server-side apply with the operator's field manager. Force takes back fields a hand
+   * edit changed: the operator must own its children's spec (drift repair). Only called
+   * for children this resource controls (see the reconciler's ownership check).
+   */
+  async apply<T extends KubernetesObject>(obj: KubeObject, dryRun?: 'All', manager = FIELD_MANAGER): Promise<T> {
+    return observed(this.observer, 'PATCH', async () =>
+      (await this.objects.patch(toClientModel(obj), undefined, dryRun, manager, true, PatchStrategy.ServerSideApply)) as T,
+    );
   }
 
-  async deleteIfExists(ref: ChildRef): Promise<boolean> {
+  /** Creates the object unless one of that name exists (a 409 is success); true when created. */
+  async createIfAbsent(obj: KubeObject): Promise<boolean> {
     try {
-      await this.objects.delete({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } });
+      await observed(this.observer, 'POST', () => this.objects.create(toClientModel(obj), undefined, undefined, FIELD_MANAGER));
       return true;
     } catch (err) {
-      if (statusCode(err) === 404) return false;
+      if (statusCode(err) === 409) return false;
+      throw err;
+    }
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get<T extends KubernetesObject>(ref: ChildRef): Promise<T | undefined> {
+    try {
+      return await observed(this.observer, 'GET', async () =>
+        (await this.objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } })) as T,
+      );
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes the object only if it is still the one with this uid (never a successor someone else made). */
+  async deleteIfExists(ref: ChildRef, uid?: string): Promise<boolean> {
+    try {
+      await observed(this.observer, 'DELETE', () =>
+        this.objects.delete(
+          { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          uid ? ({ preconditions: { uid } } as never) : undefined,
+        ),
+      );
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 404 || (uid && statusCode(err) === 409)) return false;
       throw err;
     }
   }
 
   async listRecognitionServices(): Promise<{ items: RecognitionService[]; metadata?: { resourceVersion?: string } }> {
-    return this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL });
+    return observed(this.observer, 'LIST', () => this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }));
   }
 
-  /** Merge-patches the status subresource (conditions are written whole). */
-  async writeStatus(rs: RecognitionService, status: RecognitionServiceStatus): Promise<void> {
-    await this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, plural: PLURAL, namespace: rs.metadata.namespace, name: rs.metadata.name, body: { status } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+  /** Merge-patches the status subresource (conditions are written whole); false when the resource is gone. */
+  async writeStatus(rs: RecognitionService, status: RecognitionServiceStatus): Promise<boolean> {
+    try {
+      await observed(this.observer, 'PATCH', () =>
+        this.custom.patchNamespacedCustomObjectStatus(
+          { group: GROUP, version: VERSION, plural: PLURAL, namespace: rs.metadata.namespace, name: rs.metadata.name, body: { status } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      );
+      return true;
+    } catch (err) {
+      // Deleted between the cache read and the write: nothing left to report on.
+      if (statusCode(err) === 404) return false;
+      throw err;
+    }
   }
 
   /** What optional APIs the cluster serves, from discovery; cached for a while. */
   async capabilities(): Promise<ClusterCapabilities> {
     if (this.caps && Date.now() - this.caps.at < this.capabilitiesTtlMs) return this.caps.value;
-    const groups = await this.apis.getAPIVersions();
+    const groups = await observed(this.observer, 'GET', () => this.apis.getAPIVersions());
     const monitoring = groups.groups.find((g) => g.name === 'monitoring.coreos.com');
     const value = { serviceMonitor: monitoring?.versions.some((v) => v.version === 'v1') ?? false };
     this.caps = { value, at: Date.now() };

@@ -7,6 +7,7 @@
  * releases the Lease so a successor starts at once instead of waiting for expiry.
  */
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { observed, type RequestObserver } from './kube.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -18,6 +19,8 @@ export interface LeaderElectionOptions {
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
   onError?: (err: unknown) => void;
+  /** Sees every Lease request (rest_client_requests_total). */
+  observer?: RequestObserver;
 }
 
 export const DEFAULT_LEASE_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
@@ -59,10 +62,17 @@ export class LeaderElector {
 
   private async tick(): Promise<void> {
     let ok = false;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      ok = await this.tryAcquireOrRenew();
+      // A call that hangs (a partitioned API server) must not stall the renew deadline.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`lease call took longer than ${this.opts.renewDeadlineMs} ms`)), this.opts.renewDeadlineMs);
+      });
+      ok = await Promise.race([this.tryAcquireOrRenew(), timeout]);
     } catch (err) {
       this.opts.onError?.(err);
+    } finally {
+      clearTimeout(timer);
     }
     const now = Date.now();
     if (ok) {
@@ -83,16 +93,16 @@ export class LeaderElector {
     const now = new V1MicroTime(Date.now());
     let lease: V1Lease;
     try {
-      lease = await this.api.readNamespacedLease({ name, namespace });
+      lease = await observed(this.opts.observer, 'GET', () => this.api.readNamespacedLease({ name, namespace }));
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
-      await this.api.createNamespacedLease({
+      await observed(this.opts.observer, 'POST', () => this.api.createNamespacedLease({
         namespace,
         body: {
           metadata: { name, namespace },
           spec: { holderIdentity: identity, leaseDurationSeconds: leaseSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
         },
-      });
+      }));
       this.observe(`${identity}/${now.toISOString()}`);
       return true;
     }
@@ -105,7 +115,7 @@ export class LeaderElector {
 
     const transitions = (spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
     try {
-      await this.api.replaceNamespacedLease({
+      await observed(this.opts.observer, 'PUT', () => this.api.replaceNamespacedLease({
         name,
         namespace,
         body: {
@@ -118,7 +128,7 @@ export class LeaderElector {
             leaseTransitions: transitions,
           },
         },
-      });
+      }));
     } catch (err) {
       if (statusCode(err) === 409) return false; // someone else wrote first
       throw err;

@@ -1,38 +1,81 @@
-/** The operator's own Prometheus metrics, on a registry it owns (never the global one). */
+/**
+ * The operator's own Prometheus metrics, on a registry it owns (never the global one), under
+ * the names controller-runtime and client-go use, so the usual dashboards and alerts fit:
+ * controller_runtime_reconcile_*, workqueue_*, leader_election_master_status,
+ * rest_client_requests_total.
+ */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const CONTROLLER = 'recognitionservice';
 
 export class OperatorMetrics {
   readonly registry = new Registry();
-  readonly reconciles: Counter<'result'>;
-  readonly reconcileErrors: Counter<'reason'>;
-  readonly reconcileDuration: Histogram;
-  readonly queueDepth: Gauge;
-  readonly isLeader: Gauge;
+  readonly reconciles: Counter<'controller' | 'result'>;
+  readonly reconcileErrors: Counter<'controller' | 'reason'>;
+  readonly reconcileDuration: Histogram<'controller'>;
+  readonly queueDepth: Gauge<'name'>;
+  readonly queueAdds: Counter<'name'>;
+  readonly queueRetries: Counter<'name'>;
+  readonly queueLatency: Histogram<'name'>;
+  readonly workDuration: Histogram<'name'>;
+  readonly isLeader: Gauge<'name'>;
+  readonly requests: Counter<'method' | 'code'>;
+  readonly childWrites: Counter<'controller'>;
   readonly managedResources: Gauge;
   readonly statusWrites: Counter;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
+    const seconds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
     this.reconciles = new Counter({
-      name: 'recognition_operator_reconcile_total',
-      help: 'Reconciles of RecognitionService resources, by result (success, error).',
-      labelNames: ['result'],
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller, by result (success, error).',
+      labelNames: ['controller', 'result'],
       registers,
     });
     this.reconcileErrors = new Counter({
-      name: 'recognition_operator_reconcile_errors_total',
-      help: 'Failed reconciles, by reason (HTTP status of the API server, or error name).',
-      labelNames: ['reason'],
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller, by reason (HTTP status, OwnershipConflict, error name).',
+      labelNames: ['controller', 'reason'],
       registers,
     });
     this.reconcileDuration = new Histogram({
-      name: 'recognition_operator_reconcile_duration_seconds',
-      help: 'Time of one reconcile of one RecognitionService.',
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller.',
+      labelNames: ['controller'],
+      buckets: seconds,
       registers,
     });
-    this.queueDepth = new Gauge({ name: 'recognition_operator_work_queue_depth', help: 'Keys waiting in the work queue.', registers });
-    this.isLeader = new Gauge({ name: 'recognition_operator_leader', help: '1 while this instance holds the leader Lease.', registers });
+    this.queueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of the work queue.', labelNames: ['name'], registers });
+    this.queueAdds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by the work queue.', labelNames: ['name'], registers });
+    this.queueRetries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries (rate-limited re-adds) handled by the work queue.', labelNames: ['name'], registers });
+    this.queueLatency = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in the work queue before being requested.',
+      labelNames: ['name'],
+      buckets: seconds,
+      registers,
+    });
+    this.workDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from the work queue takes.',
+      labelNames: ['name'],
+      buckets: seconds,
+      registers,
+    });
+    this.isLeader = new Gauge({ name: 'leader_election_master_status', help: '1 while this instance holds the leader Lease, else 0.', labelNames: ['name'], registers });
+    this.requests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'API server requests made by the operator, by HTTP method and status code.',
+      labelNames: ['method', 'code'],
+      registers,
+    });
+    this.childWrites = new Counter({
+      name: 'recognition_operator_child_writes_total',
+      help: 'Server-side applies of children (zero in a steady state: unchanged children are not written).',
+      labelNames: ['controller'],
+      registers,
+    });
     this.managedResources = new Gauge({ name: 'recognition_operator_managed_resources', help: 'RecognitionService resources in the informer cache.', registers });
     this.statusWrites = new Counter({ name: 'recognition_operator_status_writes_total', help: 'Status subresource writes (only when the status changed).', registers });
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'recognition_operator_' });

@@ -16,9 +16,10 @@ import { GROUP, KIND, PLURAL, VERSION, type RecognitionService } from './api/typ
 import { RecognitionServiceReconciler, ReconcileError } from './controllers/recognitionservice-reconciler.js';
 import { CHILD_KINDS, INSTANCE_LABEL, MANAGED_BY_SELECTOR } from './desired/index.js';
 import { startHealthServer, type HealthServer } from './health.js';
-import { KubeClient, describeError } from './kube.js';
+import { KubeClient, describeError, observed } from './kube.js';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader-election.js';
-import { OperatorMetrics } from './metrics.js';
+import { EventRecorder } from './events.js';
+import { CONTROLLER, OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
 import type { ObservedDeployment, ObservedPod } from './status.js';
 
@@ -43,7 +44,11 @@ export interface OperatorOptions {
   health?: { host: string; port: number };
   metrics?: OperatorMetrics;
   logger?: OperatorLogger;
-  /** Called when leadership is lost (not on stop()): a pod should exit and restart clean. */
+  /** The cluster's DNS domain for service addresses (default cluster.local). */
+  clusterDomain?: string;
+  /** Write Kubernetes Events (events.k8s.io/v1) on the resources; on by default. */
+  events?: boolean;
+  /** Called when leadership is lost (not on stop()); the operator keeps campaigning. */
   onLostLeadership?: () => void;
 }
 
@@ -54,6 +59,7 @@ type AnyInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 export class RecognitionOperator {
   readonly metrics: OperatorMetrics;
   readonly identity: string;
+  private readonly leaseName: string;
   private readonly kube: KubeClient;
   private readonly log: OperatorLogger;
   private readonly informers: AnyInformer[] = [];
@@ -77,20 +83,37 @@ export class RecognitionOperator {
     this.metrics = opts.metrics ?? new OperatorMetrics();
     this.identity = opts.identity ?? `${os.hostname()}-${process.pid}`;
     this.log = opts.logger ?? silentLogger;
-    this.kube = new KubeClient(opts.kubeConfig, opts.capabilitiesTtlMs);
-    this.reconciler = new RecognitionServiceReconciler(this.kube, {
-      getResource: (ns, name) => this.resources.get(name, ns) as unknown as RecognitionService | undefined,
-      listPods: (ns) => this.pods.list(ns) as ObservedPod[],
-      getDeployment: (ns, name) => this.deployments.get(name, ns) as ObservedDeployment | undefined,
-      childExists: (ref) => {
-        const inf = this.childInformers.get(`${ref.apiVersion}/${ref.kind}`);
-        return inf ? inf.get(ref.name, ref.namespace) !== undefined : undefined;
+    const observer = (method: string, code: string) => this.metrics.requests.inc({ method, code });
+    this.kube = new KubeClient(opts.kubeConfig, opts.capabilitiesTtlMs, observer);
+    const events =
+      opts.events === false
+        ? undefined
+        : new EventRecorder(opts.kubeConfig, {
+            instance: this.identity,
+            observer,
+            onError: (err) => this.log.warn({ err: describeError(err) }, 'could not record an event'),
+          });
+    this.reconciler = new RecognitionServiceReconciler(
+      this.kube,
+      {
+        getResource: (ns, name) => this.resources.get(name, ns) as unknown as RecognitionService | undefined,
+        listPods: (ns) => this.pods.list(ns) as ObservedPod[],
+        getDeployment: (ns, name) => this.deployments.get(name, ns) as ObservedDeployment | undefined,
+        getChild: (ref) => this.childInformers.get(`${ref.apiVersion}/${ref.kind}`)?.get(ref.name, ref.namespace),
+        childExists: (ref) => {
+          const inf = this.childInformers.get(`${ref.apiVersion}/${ref.kind}`);
+          return inf ? inf.get(ref.name, ref.namespace) !== undefined : undefined;
+        },
       },
-    });
+      { clusterDomain: opts.clusterDomain, events },
+    );
+    this.leaseName = opts.leaseName ?? 'recognition-operator-leader';
+    this.metrics.isLeader.set({ name: this.leaseName }, 0);
     this.elector = new LeaderElector(opts.kubeConfig, {
       namespace: opts.leaseNamespace,
-      name: opts.leaseName ?? 'recognition-operator-leader',
+      name: this.leaseName,
       identity: this.identity,
+      observer,
       ...(opts.leaseTiming ?? DEFAULT_LEASE_TIMING),
       onStartedLeading: () => this.startLeading(),
       onStoppedLeading: () => this.stopLeading(),
@@ -136,7 +159,7 @@ export class RecognitionOperator {
       makeInformer<KubernetesObject>(
         kc,
         `${group === '' ? '/api/v1' : `/apis/${apiVersion}`}/${plural}`,
-        () => objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR) as never,
+        () => observed(this.kube.observer, 'LIST', () => objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR)) as never,
         MANAGED_BY_SELECTOR,
       );
     // Children: any change (a hand edit, a deletion, a rollout) re-reconciles the owner.
@@ -162,7 +185,7 @@ export class RecognitionOperator {
       const key = keyOf(obj);
       if (key && this.queue) {
         this.queue.add(key);
-        this.metrics.queueDepth.set(this.queue.length);
+        this.metrics.queueDepth.set({ name: CONTROLLER }, this.queue.length);
       }
     };
     inf.on('add', enqueue);
@@ -192,28 +215,37 @@ export class RecognitionOperator {
     const all = this.resources.list();
     this.metrics.managedResources.set(all.length);
     for (const rs of all) this.queue.add(`${rs.metadata?.namespace}/${rs.metadata?.name}`);
-    this.metrics.queueDepth.set(this.queue.length);
+    this.metrics.queueDepth.set({ name: CONTROLLER }, this.queue.length);
   }
 
   private startLeading(): void {
     if (this.stopping || this.queue) return;
     this.log.info({ identity: this.identity }, 'became leader');
-    this.metrics.isLeader.set(1);
-    const queue = new WorkQueue(this.opts.backoff);
+    this.metrics.isLeader.set({ name: this.leaseName }, 1);
+    const name = { name: CONTROLLER };
+    const queue = new WorkQueue(this.opts.backoff, {
+      onAdd: () => this.metrics.queueAdds.inc(name),
+      onGet: (ms) => this.metrics.queueLatency.observe(name, ms / 1000),
+      onRetry: () => this.metrics.queueRetries.inc(name),
+    });
     this.queue = queue;
     this.workers = Array.from({ length: this.opts.workers ?? 2 }, () => this.work(queue));
     this.enqueueAll();
     this.resyncTimer = setInterval(() => this.enqueueAll(), this.opts.resyncPeriodMs ?? 5 * 60_000);
   }
 
+  /**
+   * Lost the Lease (or stopping): the workers finish what they hold and stop; the elector
+   * keeps campaigning, and leading again starts a fresh queue from the caches.
+   */
   private stopLeading(): void {
     const wasLeading = this.queue !== undefined;
-    this.metrics.isLeader.set(0);
+    this.metrics.isLeader.set({ name: this.leaseName }, 0);
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.queue?.shutDown();
     this.queue = undefined;
     if (wasLeading && !this.stopping) {
-      this.log.error({ identity: this.identity }, 'lost leadership');
+      this.log.error({ identity: this.identity }, 'lost leadership; standing by and campaigning again');
       this.opts.onLostLeadership?.();
     }
   }
@@ -222,21 +254,24 @@ export class RecognitionOperator {
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
-      this.metrics.queueDepth.set(queue.length);
-      const end = this.metrics.reconcileDuration.startTimer();
+      this.metrics.queueDepth.set({ name: CONTROLLER }, queue.length);
+      const end = this.metrics.reconcileDuration.startTimer({ controller: CONTROLLER });
+      const endWork = this.metrics.workDuration.startTimer({ name: CONTROLLER });
       try {
         const result = await this.reconciler.reconcile(key);
         queue.forget(key);
-        this.metrics.reconciles.inc({ result: 'success' });
-        if (result.applied > 0 && result.statusWritten) this.metrics.statusWrites.inc();
+        this.metrics.reconciles.inc({ controller: CONTROLLER, result: 'success' });
+        if (result.statusWritten) this.metrics.statusWrites.inc();
+        if (result.applied > 0) this.metrics.childWrites.inc({ controller: CONTROLLER }, result.applied);
       } catch (err) {
         const reason = err instanceof ReconcileError ? err.reason : ((err as { code?: number }).code?.toString() ?? (err as Error).name ?? 'Error');
-        this.metrics.reconciles.inc({ result: 'error' });
-        this.metrics.reconcileErrors.inc({ reason });
+        this.metrics.reconciles.inc({ controller: CONTROLLER, result: 'error' });
+        this.metrics.reconcileErrors.inc({ controller: CONTROLLER, reason });
         const delay = queue.addRateLimited(key);
         this.log.warn({ key, err: describeError(err), retryInMs: delay }, 'reconcile failed');
       } finally {
         end();
+        endWork();
         queue.done(key);
       }
     }

@@ -11,7 +11,16 @@ export interface BackoffOptions {
   maxDelayMs: number;
 }
 
+/** Observers for the workqueue_* metrics. */
+export interface QueueHooks {
+  onAdd?(): void;
+  /** A key handed to a worker after waiting this long in the queue. */
+  onGet?(waitedMs: number): void;
+  onRetry?(): void;
+}
+
 export class WorkQueue {
+  private readonly addedAt = new Map<string, number>();
   private readonly queue: string[] = [];
   private readonly queued = new Set<string>();
   private readonly processing = new Set<string>();
@@ -21,7 +30,10 @@ export class WorkQueue {
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private shuttingDown = false;
 
-  constructor(private readonly backoff: BackoffOptions = { baseDelayMs: 500, maxDelayMs: 300_000 }) {}
+  constructor(
+    private readonly backoff: BackoffOptions = { baseDelayMs: 500, maxDelayMs: 300_000 },
+    private readonly hooks: QueueHooks = {},
+  ) {}
 
   get length(): number {
     return this.queue.length;
@@ -29,6 +41,7 @@ export class WorkQueue {
 
   add(key: string): void {
     if (this.shuttingDown) return;
+    this.hooks.onAdd?.();
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
@@ -37,10 +50,12 @@ export class WorkQueue {
     const waiter = this.waiters.shift();
     if (waiter) {
       this.processing.add(key);
+      this.hooks.onGet?.(0);
       waiter(key);
       return;
     }
     this.queued.add(key);
+    this.addedAt.set(key, Date.now());
     this.queue.push(key);
   }
 
@@ -61,6 +76,7 @@ export class WorkQueue {
   addRateLimited(key: string): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
+    this.hooks.onRetry?.();
     const delay = Math.min(this.backoff.baseDelayMs * 2 ** n, this.backoff.maxDelayMs);
     this.addAfter(key, delay);
     return delay;
@@ -81,6 +97,8 @@ export class WorkQueue {
     if (key !== undefined) {
       this.queued.delete(key);
       this.processing.add(key);
+      this.hooks.onGet?.(Date.now() - (this.addedAt.get(key) ?? Date.now()));
+      this.addedAt.delete(key);
       return Promise.resolve(key);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);

@@ -1,7 +1,8 @@
 /**
  * Status of a RecognitionService from what its children report: pure, given the clock.
- * Ready is never True while a pod of either component is crash-looping or cannot start,
- * whatever the Deployment's counters say (a crash-looping pod can be briefly "ready").
+ * Ready is True only when each component has at least `replicas.min` available pods of
+ * its current template, and never while a pod crash-loops, was OOMKilled, cannot pull
+ * its image or cannot be scheduled, whatever the Deployment's counters say.
  */
 import type {
   ComponentStatus,
@@ -34,14 +35,23 @@ export interface ObservedContainerStatus {
   ready?: boolean;
   restartCount?: number;
   state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } };
-  lastState?: { terminated?: { reason?: string; exitCode?: number; message?: string } };
+  lastState?: { terminated?: { reason?: string; exitCode?: number; message?: string; finishedAt?: string | Date } };
 }
 
 /** The parts of a Pod the status reads. */
 export interface ObservedPod {
-  metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
-  status?: { containerStatuses?: ObservedContainerStatus[]; initContainerStatuses?: ObservedContainerStatus[] };
+  metadata: { name: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
+  status?: {
+    phase?: string;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    containerStatuses?: ObservedContainerStatus[];
+    initContainerStatuses?: ObservedContainerStatus[];
+  };
 }
+
+/** Restarts within this window, at or above the threshold, make a crash loop even while Running. */
+export const CRASH_WINDOW_MS = 10 * 60_000;
+export const CRASH_RESTART_THRESHOLD = 3;
 
 export interface Observed {
   api?: ObservedDeployment;
@@ -49,6 +59,55 @@ export interface Observed {
   pods: Record<Component, ObservedPod[]>;
   /** Error of the last apply, if it failed. */
   reconcileError?: string;
+  /** The cluster's DNS domain for the Triton endpoint (default cluster.local). */
+  clusterDomain?: string;
+  /** Restarts seen within CRASH_WINDOW_MS, by "pod/container" (see RestartTracker). */
+  recentRestarts?: Record<string, number>;
+}
+
+/**
+ * Remembers each container's restart count over time, so "restarting again and again" is
+ * told from "restarted once last week": the count of restarts seen within the window.
+ */
+export class RestartTracker {
+  /** Samples by scope (one RecognitionService), then by "pod uid/container". */
+  private readonly scopes = new Map<string, Map<string, Array<{ at: number; count: number }>>>();
+
+  constructor(private readonly windowMs = CRASH_WINDOW_MS) {}
+
+  /**
+   * Records the pods' counts at `now` and returns the restarts within the window, by
+   * "pod/container". Pods of the scope not given any more are forgotten.
+   */
+  observe(pods: ObservedPod[], now: Date, scope = ''): Record<string, number> {
+    const t = now.getTime();
+    const out: Record<string, number> = {};
+    const before = this.scopes.get(scope) ?? new Map<string, Array<{ at: number; count: number }>>();
+    const after = new Map<string, Array<{ at: number; count: number }>>();
+    for (const pod of pods) {
+      for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+        const id = `${pod.metadata.uid ?? pod.metadata.name}/${c.name}`;
+        const list = before.get(id) ?? [];
+        const count = c.restartCount ?? 0;
+        if (list.length === 0 || list[list.length - 1].count !== count) list.push({ at: t, count });
+        // Keep the newest sample older than the window as the baseline.
+        while (list.length > 1 && list[1].at <= t - this.windowMs) list.shift();
+        after.set(id, list);
+        let restarts = count - list[0].count;
+        // First sight of a pod already restarting: its last exit inside the window counts its restarts.
+        const finished = c.lastState?.terminated?.finishedAt;
+        if (list.length === 1 && finished && t - new Date(finished).getTime() < this.windowMs) restarts = count;
+        out[`${pod.metadata.name}/${c.name}`] = restarts;
+      }
+    }
+    if (after.size > 0) this.scopes.set(scope, after);
+    else this.scopes.delete(scope);
+    return out;
+  }
+
+  forget(scope: string): void {
+    this.scopes.delete(scope);
+  }
 }
 
 /** Container waiting reasons that mean the pod will not come up by itself. */
@@ -70,10 +129,59 @@ interface ComponentHealth {
   failure?: { reason: string; message: string };
 }
 
-function componentHealth(rs: RecognitionService, component: Component, dep: ObservedDeployment | undefined, pods: ObservedPod[]): ComponentHealth {
+/** Why a pod will not serve, or undefined: the first failure found, most specific first. */
+function podFailure(
+  component: Component,
+  pod: ObservedPod,
+  recentRestarts: Record<string, number>,
+  now: Date,
+): { reason: string; message: string } | undefined {
+  const containers = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  for (const c of containers) {
+    const reason = c.state?.waiting?.reason;
+    const last = c.lastState?.terminated;
+    const recentExit = last?.finishedAt !== undefined && now.getTime() - new Date(last.finishedAt).getTime() < CRASH_WINDOW_MS;
+    if (c.state?.terminated?.reason === 'OOMKilled' || (last?.reason === 'OOMKilled' && (recentExit || reason === 'CrashLoopBackOff'))) {
+      return {
+        reason: 'OOMKilled',
+        message: `pod ${pod.metadata.name} container ${c.name} was OOMKilled (out of memory: raise its memory limit), ${c.restartCount ?? 0} restarts`,
+      };
+    }
+    if (reason && FAILING_REASONS.has(reason)) {
+      const detail = last ? ` (last exit ${last.exitCode ?? '?'}${last.reason ? ` ${last.reason}` : ''})` : '';
+      const why = c.state?.waiting?.message && reason !== 'CrashLoopBackOff' ? `: ${c.state.waiting.message}` : '';
+      const hint = component === 'triton' && reason === 'CrashLoopBackOff' ? '; Triton exits when a model fails to load, see its log' : '';
+      return { reason, message: `pod ${pod.metadata.name} container ${c.name}: ${reason}${why}${detail}, ${c.restartCount ?? 0} restarts${hint}` };
+    }
+    const restarts = recentRestarts[`${pod.metadata.name}/${c.name}`] ?? 0;
+    if (restarts >= CRASH_RESTART_THRESHOLD) {
+      const detail = last ? ` (last exit ${last.exitCode ?? '?'}${last.reason ? ` ${last.reason}` : ''})` : '';
+      return {
+        reason: 'CrashLooping',
+        message: `pod ${pod.metadata.name} container ${c.name} restarted ${restarts} times in ${CRASH_WINDOW_MS / 60_000} min${detail}`,
+      };
+    }
+  }
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+    return { reason: 'Unschedulable', message: `pod ${pod.metadata.name} cannot be scheduled: ${scheduled.message ?? 'no node fits'}` };
+  }
+  return undefined;
+}
+
+function componentHealth(
+  rs: RecognitionService,
+  component: Component,
+  dep: ObservedDeployment | undefined,
+  pods: ObservedPod[],
+  recentRestarts: Record<string, number>,
+  now: Date,
+  clusterDomain?: string,
+): ComponentHealth {
   const name = childName(rs, component);
   const s = dep?.status ?? {};
-  const desired = dep?.spec?.replicas ?? rs.spec[component].replicas?.min ?? 1;
+  const min = rs.spec[component].replicas?.min ?? 1;
+  const desired = Math.max(dep?.spec?.replicas ?? min, min);
   const ready = s.readyReplicas ?? 0;
   const status: ComponentStatus = {
     deployment: name,
@@ -82,24 +190,12 @@ function componentHealth(rs: RecognitionService, component: Component, dep: Obse
     updatedReplicas: s.updatedReplicas ?? 0,
     availableReplicas: s.availableReplicas ?? 0,
     summary: `${ready}/${desired}`,
-    endpoint: component === 'api' ? apiUrl(rs) : tritonGrpcTarget(rs),
+    endpoint: component === 'api' ? apiUrl(rs) : tritonGrpcTarget(rs, clusterDomain),
   };
   let failure: ComponentHealth['failure'];
   for (const pod of pods) {
     if (pod.metadata.deletionTimestamp) continue;
-    for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
-      const reason = c.state?.waiting?.reason;
-      if (reason && FAILING_REASONS.has(reason)) {
-        const last = c.lastState?.terminated;
-        const detail = last ? ` (last exit ${last.exitCode ?? '?'}${last.reason ? ` ${last.reason}` : ''})` : '';
-        const hint = component === 'triton' && reason === 'CrashLoopBackOff' ? '; Triton exits when a model fails to load, see its log' : '';
-        failure = {
-          reason,
-          message: `pod ${pod.metadata.name} container ${c.name}: ${reason}${detail}, ${c.restartCount ?? 0} restarts${hint}`,
-        };
-        break;
-      }
-    }
+    failure = podFailure(component, pod, recentRestarts, now);
     if (failure) break;
   }
   const depConds = s.conditions ?? [];
@@ -111,15 +207,18 @@ function componentHealth(rs: RecognitionService, component: Component, dep: Obse
   const generationSeen = dep !== undefined && (s.observedGeneration ?? 0) >= (dep.metadata.generation ?? 0);
   const oldPods = (s.replicas ?? 0) > (s.updatedReplicas ?? 0);
   const rolledOut = generationSeen && (s.updatedReplicas ?? 0) >= desired && !oldPods;
-  const available = (s.availableReplicas ?? 0) >= desired && ready >= desired && desired > 0;
+  const available = (s.availableReplicas ?? 0) >= desired && ready >= desired;
+  // Available pods of the current template, at the least: every old pod might be among the available.
+  const currentAvailable = Math.max(0, (s.availableReplicas ?? 0) - ((s.replicas ?? 0) - (s.updatedReplicas ?? 0)));
+  const enough = generationSeen && currentAvailable >= min && Math.min(ready, s.updatedReplicas ?? 0) >= min && min > 0;
   let progressMessage = '';
   if (!dep) progressMessage = `deployment ${name} not created yet`;
   else if (!generationSeen) progressMessage = `deployment ${name}: new spec not yet observed`;
-  else if (!rolledOut) progressMessage = `deployment ${name}: ${s.updatedReplicas ?? 0} of ${desired} replicas updated`;
-  else if (!available) progressMessage = `deployment ${name}: ${ready} of ${desired} replicas ready`;
+  else if (!rolledOut) progressMessage = `deployment ${name}: ${s.updatedReplicas ?? 0} of ${desired} replicas updated, ${s.availableReplicas ?? 0} available`;
+  else if (!available) progressMessage = `deployment ${name}: ${s.availableReplicas ?? 0} of ${desired} replicas available (min ${min})`;
   return {
     status,
-    ready: rolledOut && available && !failure,
+    ready: enough && !failure,
     progressing: !failure && (!rolledOut || !available),
     progressMessage,
     failure,
@@ -142,8 +241,9 @@ function withTransitions(previous: Condition[] | undefined, next: Array<Omit<Con
 export function computeStatus(rs: RecognitionService, observed: Observed, now: Date): RecognitionServiceStatus {
   const previous = rs.status;
   const generation = rs.metadata.generation;
-  const api = componentHealth(rs, 'api', observed.api, observed.pods.api);
-  const triton = componentHealth(rs, 'triton', observed.triton, observed.pods.triton);
+  const restarts = observed.recentRestarts ?? {};
+  const api = componentHealth(rs, 'api', observed.api, observed.pods.api, restarts, now, observed.clusterDomain);
+  const triton = componentHealth(rs, 'triton', observed.triton, observed.pods.triton, restarts, now, observed.clusterDomain);
 
   const componentCondition = (type: ConditionType, h: ComponentHealth, label: string) =>
     h.failure
@@ -151,10 +251,11 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
       : h.ready
         ? condition(type, 'True', 'Available', `${label}: ${h.status.summary} replicas ready`)
         : condition(type, 'False', 'Progressing', h.progressMessage);
+  const progressingWhileReady = [api, triton].filter((h) => h.ready && h.progressing).map((h) => h.progressMessage);
 
   const failures: FailureRecord[] = [];
   const iso = now.toISOString();
-  if (observed.reconcileError) failures.push({ component: 'operator', reason: 'ReconcileFailed', message: observed.reconcileError, time: iso });
+  if (observed.reconcileError) failures.push({ component: 'operator', reason: 'ReconcileError', message: observed.reconcileError, time: iso });
   if (api.failure) failures.push({ component: 'api', ...api.failure, time: iso });
   if (triton.failure) failures.push({ component: 'triton', ...triton.failure, time: iso });
 
@@ -172,7 +273,7 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
         ? condition('Ready', 'True', 'Available', 'API and Triton are ready')
         : condition('Ready', 'False', degraded ? degraded.reason : 'Progressing', degraded ? degraded.message : waiting),
       progressing
-        ? condition('Progressing', 'True', 'RollingOut', waiting)
+        ? condition('Progressing', 'True', 'RollingOut', [waiting, ...progressingWhileReady].filter(Boolean).join('; '))
         : condition('Progressing', 'False', degraded ? 'Stalled' : 'Complete', degraded ? degraded.message : 'rollout complete'),
       degraded
         ? condition('Degraded', 'True', degraded.reason, degraded.message)

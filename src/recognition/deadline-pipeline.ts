@@ -3,7 +3,7 @@
  * absolute deadline. Every way out is an Outcome and the record never stays unfinished.
  */
 import { deadlineSignal, raceSignal } from '../deadline.js';
-import { ImageError } from '../images/errors.js';
+import { ImageError, ImageStoreError } from '../images/errors.js';
 import type { ImageFetcher, ImageStore } from '../images/types.js';
 import { InferenceError } from '../inference/backend.js';
 import { CapacityExceeded } from './capacity.js';
@@ -115,7 +115,10 @@ export class DeadlinePipeline {
       const image = source.kind === 'url' ? await this.deps.fetcher.fetch(source.url, { signal }) : source.image;
       if (signal.aborted) return { kind: 'timeout', record: null };
       stage = 'store';
-      await this.deps.imageStore.put(record.id, { bytes: image.bytes, mime: image.mime });
+      await this.deps.imageStore.put(record.id, { bytes: image.bytes, mime: image.mime }).catch((err: unknown) => {
+        // No image, no result: a DONE row must never point at an image that was not kept.
+        throw new ImageStoreError(err);
+      });
       await requests.markImageStored(record.id);
       stage = 'detect';
       if (!(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
@@ -150,6 +153,9 @@ export class DeadlinePipeline {
         }
         // The client's image could not be used (download failed, undecodable): processed, charged.
         await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
+      } else if (err instanceof ImageStoreError) {
+        logger.warn({ err: err.cause, requestId: record.id }, 'image store write failed');
+        await requests.finishError(record.id, { error: err.message, responseCode: 503, processingTimeMs: Date.now() - t0 });
       } else if (err instanceof InferenceError) {
         // The service's own backend failed: the request ends ERROR and is not charged.
         await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0, refund: true });

@@ -1,6 +1,6 @@
 /**
  * The knex instance over node-postgres. Repositories receive it; nothing else opens
- * connections. Driver errors are translated at the repository boundary (StoreError).
+ * connections. Driver errors propagate; the API answers them as internal errors.
  */
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
@@ -26,11 +26,6 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     acquireConnectionTimeout: 10_000,
     ...(options.warn && { log: { warn: options.warn, error: options.warn, deprecate: () => {}, debug: () => {} } }),
   });
-}
-
-/** A failure of the database that callers should treat as internal. */
-export class StoreError extends Error {
-  override readonly name = 'StoreError';
 }
 
 /** Cheap liveness query for readiness checks. */

@@ -92,7 +92,7 @@ export async function createKey(
 export async function listKeys(db: Knex, orgId?: string): Promise<ApiKey[]> {
   const q = db('api_keys').select(PUBLIC_COLUMNS as unknown as string[]).orderBy('created_at');
   if (orgId) q.where({ org_id: orgId });
-  return q as unknown as Promise<ApiKey[]>;
+  return q;
 }
 
 export async function getKey(db: Knex, id: string): Promise<ApiKey> {

@@ -100,6 +100,7 @@ export class Metrics {
       help: '1 while the limiter store (Redis) is unreachable and limits run on the fallback.',
       registers,
     });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with the gauge as `this`
     const self = this;
     this.dbPool = new Gauge({
       name: 'db_pool_connections',

@@ -3,77 +3,56 @@
  * against the real service, with its own $XDG_CONFIG_HOME.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
-import { buildTestApp, type TestApp, type TestKey } from '../helpers/app.js';
-import { fixturePath, REPO_ROOT } from '../helpers/fixtures.js';
+import type { TestApp, TestKey } from '../helpers/app.js';
+import { fixturePath } from '../helpers/fixtures.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
+import { startCliHarness, type CliHarness } from './cli-harness.js';
 
-const BIN = path.join(REPO_ROOT, 'packages/cli/bin/recog-client.js');
+let cli: CliHarness;
 let t: TestApp;
 let key: TestKey;
 let images: ImageServer;
-let baseUrl: string;
 let home: string;
+let run: CliHarness['run'];
 
 before(async () => {
-  t = await buildTestApp();
+  cli = await startCliHarness();
+  ({ t, home, run } = cli);
   key = await t.newKey();
   images = await startImageServer();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  home = await mkdtemp(path.join(os.tmpdir(), 'recog-client-'));
 });
 after(async () => {
   await images.close();
-  await t.close();
-  await rm(home, { recursive: true, force: true });
+  await cli.close();
 });
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, '--base-url', baseUrl, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), ...env },
-      timeout: 60_000,
-    }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }));
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
 
 test('recognize a file: table by default, JSON on request, the re-run replays (no second charge)', async () => {
   const table = await run(['recognize', fixturePath('basketball1.png')], { RECOG_API_KEY: key.key });
   assert.equal(table.code, 0, table.stderr);
   const [header, ...rows] = table.stdout.trim().split('\n');
-  assert.match(header!, /^INPUT\s+REQUEST\s+STATUS\s+LABEL\s+CONF\s+BOX/);
+  assert.match(header, /^INPUT\s+REQUEST\s+STATUS\s+LABEL\s+CONF\s+BOX/);
   assert.ok(rows.some((r) => /\bDONE\b.*\bperson\b/.test(r)), table.stdout);
   assert.ok(!table.stdout.includes(key.key) && !table.stderr.includes(key.key), 'the key is never printed');
 
   const json = await run(['--json', 'recognize', fixturePath('basketball1.png')], { RECOG_API_KEY: key.key });
   assert.equal(json.code, 0, json.stderr);
   const [out] = JSON.parse(json.stdout) as Array<{ result: { replayed: boolean; requestId: string; externalId: string } }>;
-  assert.equal(out!.result.replayed, true, 'same bytes → same derived external id → replay');
-  assert.match(out!.result.externalId, /^file-sha256-[0-9a-f]{40}$/);
+  assert.equal(out.result.replayed, true, 'same bytes → same derived external id → replay');
+  assert.match(out.result.externalId, /^file-sha256-[0-9a-f]{40}$/);
   const used = await t.db('key_usage').where({ key_id: key.id }).sum({ n: 'used' }).first();
   assert.equal(Number(used?.n), 1);
 
-  const looked = await run(['request', out!.result.requestId], { RECOG_API_KEY: key.key });
+  const looked = await run(['request', out.result.requestId], { RECOG_API_KEY: key.key });
   assert.equal(looked.code, 0, looked.stderr);
   assert.match(looked.stdout, /DONE/);
   assert.match(looked.stdout, /person/);
-  const rated = await run(['feedback', out!.result.requestId, 'good'], { RECOG_API_KEY: key.key });
+  const rated = await run(['feedback', out.result.requestId, 'good'], { RECOG_API_KEY: key.key });
   assert.equal(rated.code, 0, rated.stderr);
-  const fb = await t.db('feedback').where({ request_id: out!.result.requestId }).first();
+  const fb = await t.db('feedback').where({ request_id: out.result.requestId }).first();
   assert.equal(fb?.rating, 1);
 });
 
@@ -82,7 +61,7 @@ test('--annotate writes the image with boxes drawn', async () => {
   const r = await run(['--json', 'recognize', fixturePath('camera.png'), '--annotate', out, '--external-id', 'annotate-1'], { RECOG_API_KEY: key.key });
   assert.equal(r.code, 0, r.stderr);
   const [{ result }] = JSON.parse(r.stdout) as Array<{ result: { detections: Array<{ boundingBox: { x: number; y: number; width: number; height: number } }> } }>;
-  const b = result.detections[0]!.boundingBox;
+  const b = result.detections[0].boundingBox;
   const original = await sharp(fixturePath('camera.png')).raw().ensureAlpha().toBuffer({ resolveWithObject: true });
   const drawn = await sharp(out).raw().ensureAlpha().toBuffer({ resolveWithObject: true });
   assert.equal(drawn.info.width, original.info.width);
@@ -119,7 +98,7 @@ test('API key resolution: --api-key over RECOG_API_KEY over the config file', as
   const set = await run(['config', 'set', 'api_key', '-', '--profile', 'piped'], {}, `${key.key}\n`);
   assert.equal(set.code, 0, set.stderr);
   const stored = JSON.parse(await readFile(path.join(cfg, 'config.json'), 'utf8')) as { profiles: Record<string, { api_key: string }> };
-  assert.equal(stored.profiles.piped!.api_key, key.key);
+  assert.equal(stored.profiles.piped.api_key, key.key);
   const list = await run(['config', 'list']);
   assert.ok(!list.stdout.includes(key.key), 'config list masks keys');
 });

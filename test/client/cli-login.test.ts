@@ -4,67 +4,45 @@
  * running at once sharing one session, a stolen refresh token refused, the key lifecycle.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { hashPassword } from '../../src/console/passwords.js';
 import { addMember, createUser } from '../../src/store/users.js';
-import { buildTestApp, type TestApp, type TestKey } from '../helpers/app.js';
-import { fixturePath, REPO_ROOT } from '../helpers/fixtures.js';
+import type { TestApp, TestKey } from '../helpers/app.js';
+import { fixturePath } from '../helpers/fixtures.js';
+import { startCliHarness, type CliHarness } from './cli-harness.js';
 
-const BIN = path.join(REPO_ROOT, 'packages/cli/bin/recog-client.js');
 const EMAIL = 'Dana@Example.com';
 const PASSWORD = 'correct horse battery staple';
+let cli: CliHarness;
 let t: TestApp;
 let org: TestKey;
 let baseUrl: string;
 let home: string;
+let run: CliHarness['run'];
 
 before(async () => {
-  t = await buildTestApp({ CONSOLE_ACCESS_TTL_SECONDS: '1' });
+  cli = await startCliHarness({ CONSOLE_ACCESS_TTL_SECONDS: '1' });
+  ({ t, baseUrl, home, run } = cli);
   org = await t.newKey();
   const user = await createUser(t.db, { email: EMAIL, passwordHash: await hashPassword(PASSWORD, { N: 2 ** 14, r: 8, p: 1 }) });
   await addMember(t.db, org.orgId, user.id, 'owner');
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  home = await mkdtemp(path.join(os.tmpdir(), 'recog-client-login-'));
 });
-after(async () => {
-  await t.close();
-  await rm(home, { recursive: true, force: true });
-});
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, '--base-url', baseUrl, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), ...env },
-      timeout: 60_000,
-    }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }));
-    child.stdin!.end(input ?? '');
-  });
-}
+after(() => cli.close());
 
 const credentialsFile = () => path.join(home, 'config', 'recog-client', 'credentials.json');
 const refreshToken = async () => (JSON.parse(await readFile(credentialsFile(), 'utf8')) as { profiles: { default: { refreshToken: string } } }).profiles.default.refreshToken;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('login reads the password from stdin and keeps the tokens 0600; a wrong password says nothing about the account', async () => {
-  const wrong = await run(['login', '--email', EMAIL, '--password-stdin'], 'not the password at all');
+  const wrong = await run(['login', '--email', EMAIL, '--password-stdin'], {}, 'not the password at all');
   assert.equal(wrong.code, 3);
-  const unknown = await run(['login', '--email', 'nobody@example.com', '--password-stdin'], 'not the password at all');
+  const unknown = await run(['login', '--email', 'nobody@example.com', '--password-stdin'], {}, 'not the password at all');
   assert.equal(unknown.code, 3);
   assert.equal(wrong.stderr.replace(/\s+/g, ' '), unknown.stderr.replace(/\s+/g, ' '), 'same answer whether or not the e-mail exists');
 
-  const r = await run(['login', '--email', 'dana@example.com', '--password-stdin'], `${PASSWORD}\n`);
+  const r = await run(['login', '--email', 'dana@example.com', '--password-stdin'], {}, `${PASSWORD}\n`);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /Logged in/);
   assert.equal((await stat(credentialsFile())).mode & 0o777, 0o600);
@@ -132,7 +110,7 @@ test('a stolen refresh token replayed ends the whole session; then logout', asyn
   assert.equal(after.code, 3, 'the family was revoked, the CLI too must log in again');
   assert.match(after.stderr, /log in again/);
 
-  assert.equal((await run(['login', '--email', EMAIL, '--password-stdin'], PASSWORD)).code, 0);
+  assert.equal((await run(['login', '--email', EMAIL, '--password-stdin'], {}, PASSWORD)).code, 0);
   assert.equal((await run(['logout'])).code, 0);
   const gone = await run(['whoami']);
   assert.equal(gone.code, 3);

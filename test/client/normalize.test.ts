@@ -61,10 +61,10 @@ test('batch entries, failed ones with a null request id', () => {
   });
   assert.equal(b.batchId, 'b1');
   assert.equal(b.totalImages, 2);
-  assert.equal(b.results[0]!.detections[0]!.productId, 'coco:17');
-  assert.equal(b.results[1]!.requestId, null);
-  assert.equal(b.results[1]!.error, 'download failed');
-  assert.equal(b.results[1]!.responseCode, 404);
+  assert.equal(b.results[0].detections[0].productId, 'coco:17');
+  assert.equal(b.results[1].requestId, null);
+  assert.equal(b.results[1].error, 'download failed');
+  assert.equal(b.results[1].responseCode, 404);
 });
 
 test('feedback answer', () => {

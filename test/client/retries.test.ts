@@ -56,7 +56,7 @@ test('sync: 5xx, a cut connection and 409 in progress are retried with the very 
   assert.equal(r.status, 'DONE');
   assert.equal(s.bodies.length, 4);
   assert.ok(s.bodies.every((b) => b === s.bodies[0]), 'every attempt sent the same external_id and image');
-  assert.deepEqual(JSON.parse(s.bodies[0]!), { external_id: 'e1', image_url: 'http://img/1.png' });
+  assert.deepEqual(JSON.parse(s.bodies[0]), { external_id: 'e1', image_url: 'http://img/1.png' });
 });
 
 test('429 waits for Retry-After; a spent monthly quota is not retried', async () => {

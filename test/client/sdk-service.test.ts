@@ -48,10 +48,10 @@ test('batch with URLs: one good image, one missing, each on its own', async () =
   const client = new RecognitionClient({ baseUrl, apiKey: key.key });
   const b = await client.batch([images.url('/images/camera.png'), images.url('/status/404')], 'sdk-batch');
   assert.equal(b.totalImages, 2);
-  assert.equal(b.results[0]!.status, 'DONE');
-  assert.ok(b.results[0]!.detections.some((d) => d.label === 'person'));
-  assert.equal(b.results[1]!.status, 'FAILED');
-  assert.ok(b.results[1]!.error);
+  assert.equal(b.results[0].status, 'DONE');
+  assert.ok(b.results[0].detections.some((d) => d.label === 'person'));
+  assert.equal(b.results[1].status, 'FAILED');
+  assert.ok(b.results[1].error);
 });
 
 test('errors are typed with status, error_code and Retry-After', async () => {

@@ -63,8 +63,18 @@ export function testConfig(databaseUrl: string, dataDir: string, env: Record<str
   });
 }
 
-export async function buildTestApp(env: Record<string, string> = {}, options: { sweepAbandoned?: boolean; console?: AppDeps['console'] } = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function buildTestApp(
+  env: Record<string, string> = {},
+  options: {
+    sweepAbandoned?: boolean;
+    sweepImages?: boolean;
+    console?: AppDeps['console'];
+    /** Another replica's database (not dropped by this app's close). */
+    shareDatabase?: TestDatabase;
+  } = {},
+): Promise<TestApp> {
+  const owned = options.shareDatabase === undefined;
+  const database = options.shareDatabase ?? (await createTestDatabase());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'recog-app-'));
   await chmod(dataDir, 0o755);
   const config = testConfig(database.url, dataDir, env);
@@ -73,7 +83,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
   try {
     await migrateLatest(db);
     services = await createServices(config, db, { warn: () => {}, info: () => {} });
-    const app = await buildApp({ ...services, console: options.console }, { logger: false, sweepAbandoned: options.sweepAbandoned });
+    const app = await buildApp({ ...services, console: options.console }, { logger: false, sweepAbandoned: options.sweepAbandoned, sweepImages: options.sweepImages ?? false });
     await app.ready();
     const svc = services;
     return {
@@ -106,14 +116,14 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
         await app.close();
         await svc.close();
         await db.destroy();
-        await database.drop();
+        if (owned) await database.drop();
         await rm(dataDir, { recursive: true, force: true });
       },
     };
   } catch (err) {
     await services?.close();
     await db.destroy();
-    await database.drop();
+    if (owned) await database.drop();
     throw err;
   }
 }

@@ -17,7 +17,7 @@ export const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 
 /** The venv's python, or a skip reason (outside CI). Throws under CI when missing. */
 export function pythonEnv(): { python: string } | { skip: string } {
-  let dir = '';
+  let dir: string;
   try {
     dir = execFileSync(path.join(REPO_ROOT, 'scripts', 'python-env.sh'), ['--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   } catch {

@@ -17,7 +17,7 @@ function tableLookup(table: Record<string, string[]>): LookupFn & { calls: strin
     calls.push(hostname);
     const found = table[hostname];
     if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }) as ResolvedAddress);
+    return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   };
   return Object.assign(fn, { calls });
 }

@@ -72,7 +72,7 @@ describe('OnnxRuntimeBackend with the real model', () => {
     assert.deepEqual(out?.shape, [2, 100, 6]);
     const single = (await backend.infer([image(90)])).get('detections');
     // Both images are the same, so both halves match the single-image answer.
-    const rows = out!.data as Float32Array;
+    const rows = out.data as Float32Array;
     assert.ok(Math.abs(rows[4] - (single!.data as Float32Array)[4]) < 1e-4);
     assert.ok(Math.abs(rows[600 + 4] - rows[4]) < 1e-4);
   });

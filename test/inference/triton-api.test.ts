@@ -69,7 +69,7 @@ describe('API with TRITON_URL → local v2 server', () => {
   });
 
   test('sync on every fixture: the same CVResult detections as the embedded backend', async () => {
-    const before = server.statistics(MODEL)[0]!.inference_count;
+    const before = server.statistics(MODEL)[0].inference_count;
     let people = 0;
     for (const f of FIXTURES) {
       const image = readFixture(f);
@@ -83,7 +83,7 @@ describe('API with TRITON_URL → local v2 server', () => {
       people += ga.results.filter((d) => d.label === 'person').length;
     }
     assert.ok(people >= 2, 'people were detected: the comparison is not between two empty lists');
-    assert.equal(server.statistics(MODEL)[0]!.inference_count - before, FIXTURES.length, 'the inferences ran on the v2 server');
+    assert.equal(server.statistics(MODEL)[0].inference_count - before, FIXTURES.length, 'the inferences ran on the v2 server');
   });
 
   test('deadline: the request budget reaches the server as the gRPC deadline → 408, record ERROR, the model never ran', async () => {
@@ -99,8 +99,8 @@ describe('API with TRITON_URL → local v2 server', () => {
       assert.equal(row.status, 'ERROR');
       assert.equal(row.response_code, 408);
       // The server saw the call end (deadline) and dropped it from its queue without running it.
-      assert.ok(await eventually(async () => slow.statistics(MODEL)[0]!.inference_stats.fail.count === 1, 5_000), JSON.stringify(slow.statistics(MODEL)[0]));
-      assert.equal(slow.statistics(MODEL)[0]!.execution_count, 0);
+      assert.ok(await eventually(async () => slow.statistics(MODEL)[0].inference_stats.fail.count === 1, 5_000), JSON.stringify(slow.statistics(MODEL)[0]));
+      assert.equal(slow.statistics(MODEL)[0].execution_count, 0);
     } finally {
       await api.close();
       await slow.close({ graceMs: 0 });

@@ -10,26 +10,26 @@ import type { Tensor } from '../../src/inference/backend.js';
 import { DynamicBatcher, concatInputs, splitOutputs } from '../../src/inference/v2-server/dynamic-batcher.js';
 import { V2Error } from '../../src/inference/v2-server/errors.js';
 
-const rows = (values: number[][]): Tensor => ({ name: 'x', datatype: 'FP32', shape: [values.length, values[0]!.length], data: Float32Array.from(values.flat()) });
+const rows = (values: number[][]): Tensor => ({ name: 'x', datatype: 'FP32', shape: [values.length, values[0].length], data: Float32Array.from(values.flat()) });
 
 function doubling(executions: number[]): (inputs: Tensor[]) => Promise<Map<string, Tensor>> {
   return async ([x]) => {
-    executions.push(x!.shape[0]!);
+    executions.push(x.shape[0]);
     await new Promise((r) => setImmediate(r));
-    return new Map([['y', { name: 'y', datatype: 'FP32', shape: x!.shape, data: (x!.data as Float32Array).map((v) => v * 2) }]]);
+    return new Map([['y', { name: 'y', datatype: 'FP32', shape: x.shape, data: (x.data as Float32Array).map((v) => v * 2) }]]);
   };
 }
 
 describe('dynamic batcher', () => {
   test('concat and split keep each request\'s rows together and in order', () => {
     const joined = concatInputs([[rows([[1, 2]])], [rows([[3, 4], [5, 6]])]]);
-    assert.deepEqual(joined[0]!.shape, [3, 2]);
-    assert.deepEqual([...joined[0]!.data], [1, 2, 3, 4, 5, 6]);
-    const parts = splitOutputs(new Map([['y', { ...joined[0]!, name: 'y' }]]), [1, 2]);
-    assert.deepEqual([...parts[0]!.get('y')!.data], [1, 2]);
-    assert.deepEqual(parts[1]!.get('y')!.shape, [2, 2]);
-    assert.deepEqual([...parts[1]!.get('y')!.data], [3, 4, 5, 6]);
-    assert.throws(() => splitOutputs(new Map([['y', { ...joined[0]!, name: 'y' }]]), [1, 1]), /3 rows for a batch of 2/);
+    assert.deepEqual(joined[0].shape, [3, 2]);
+    assert.deepEqual([...joined[0].data], [1, 2, 3, 4, 5, 6]);
+    const parts = splitOutputs(new Map([['y', { ...joined[0], name: 'y' }]]), [1, 2]);
+    assert.deepEqual([...parts[0].get('y')!.data], [1, 2]);
+    assert.deepEqual(parts[1].get('y')!.shape, [2, 2]);
+    assert.deepEqual([...parts[1].get('y')!.data], [3, 4, 5, 6]);
+    assert.throws(() => splitOutputs(new Map([['y', { ...joined[0], name: 'y' }]]), [1, 1]), /3 rows for a batch of 2/);
   });
 
   test('requests queued together run as one batch up to max_batch_size; the rest go in the next', async () => {
@@ -52,7 +52,7 @@ describe('dynamic batcher', () => {
     const b = new DynamicBatcher({ maxBatchSize: 8, maxQueueDelayUs: 0, maxQueueSize: 100, concurrency: 1, run: doubling(executions) });
     const r = await Promise.all([b.submit([rows([[1, 2]])]), b.submit([rows([[1, 2, 3]])]), b.submit([rows([[4, 5, 6]])])]);
     assert.deepEqual(executions.sort(), [1, 2]);
-    assert.deepEqual([...r[2]!.outputs.get('y')!.data], [8, 10, 12]);
+    assert.deepEqual([...r[2].outputs.get('y')!.data], [8, 10, 12]);
   });
 
   test('a cancelled request leaves the queue without running; a full queue refuses with UNAVAILABLE (as Triton)', async () => {
@@ -87,7 +87,7 @@ describe('dynamic batcher', () => {
       concurrency: 1,
       run: async ([x]) => {
         if (calls++ === 0) throw new Error('model crashed');
-        return new Map([['y', { ...x!, name: 'y' }]]);
+        return new Map([['y', { ...x, name: 'y' }]]);
       },
     });
     const pending = [b.submit([rows([[1]])]), b.submit([rows([[2]])]), b.submit([rows([[3]])])]; // [1,2] is a full batch

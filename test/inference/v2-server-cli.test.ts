@@ -35,7 +35,7 @@ function startCli(grpcPort = 0): Promise<Running> {
       child.kill('SIGKILL');
       reject(new Error(`inference-server did not start within 120 s:\n${log}`));
     }, 120_000);
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       log += chunk;
       const m = /gRPC on 127\.0\.0\.1:(\d+), HTTP on 127\.0\.0\.1:(\d+)/.exec(log);
       if (m) {

@@ -64,16 +64,16 @@ function startReplica(key: KeyLimits, prefix: string, rateN: number, quotaN: num
     env: { ...process.env, DATABASE_URL: t.url, REDIS_URL: TEST_REDIS_URL, KEY_PREFIX: prefix, KEY: JSON.stringify(key), RATE_N: String(rateN), QUOTA_N: String(quotaN) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
     const { value, done } = await lines.next();
     if (done) throw new Error(`replica exited (code ${child.exitCode})`);
-    return value as string;
+    return value;
   };
   const ready = next();
   return {
     ready,
-    go: () => child.stdin!.write('go\n'),
+    go: () => child.stdin.write('go\n'),
     result: ready.then(next).then((l) => JSON.parse(l) as { rateAllowed: number; quotaAllowed: number }),
     kill: () => {
       if (child.exitCode === null) child.kill();

@@ -36,10 +36,11 @@ export async function runTfjs(
   inputName: string,
   input: { data: Float32Array; shape: number[] },
   outputs: string[],
+  dtype: 'float32' | 'int32' = 'float32',
 ): Promise<Array<{ data: Float32Array | Int32Array | Uint8Array; shape: number[] }>> {
-  const x = tf.tensor(input.data, input.shape, 'float32');
+  const x = tf.tensor(dtype === 'int32' ? Int32Array.from(input.data) : input.data, input.shape, dtype);
   try {
-    const result = (await model.executeAsync({ [inputName]: x }, outputs)) as tf.Tensor | tf.Tensor[];
+    const result = (await model.executeAsync({ [inputName]: x }, outputs));
     const list = Array.isArray(result) ? result : [result];
     const out = await Promise.all(list.map(async (t) => ({ data: (await t.data()) as Float32Array | Int32Array | Uint8Array, shape: t.shape })));
     list.forEach((t) => t.dispose());

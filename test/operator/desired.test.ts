@@ -217,3 +217,26 @@ describe('desired state', () => {
     assert.equal(JSON.stringify(rs), before);
   });
 });
+
+describe('API image storage', () => {
+  const apiPod = (rs: ReturnType<typeof sampleResource>) =>
+    (desiredState(rs, { serviceMonitor: false }).apply.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vision-api') as any).spec.template.spec;
+
+  test('a ReadWriteMany claim is mounted at DATA_DIR/images and the store stays local', () => {
+    const rs = sampleResource();
+    rs.spec.api.imageStorage = { pvc: { claimName: 'shared-images' } };
+    const pod = apiPod(rs);
+    assert.deepEqual(pod.volumes.find((v: any) => v.name === 'images'), { name: 'images', persistentVolumeClaim: { claimName: 'shared-images' } });
+    assert.deepEqual(pod.containers[0].volumeMounts.find((m: any) => m.name === 'images'), { name: 'images', mountPath: '/data/images' });
+    const env = apiEnv(rs);
+    assert.equal(env.find((e) => e.name === 'IMAGE_STORE')?.value, 'local');
+    assert.equal(env.find((e) => e.name === 'S3_ENDPOINT'), undefined);
+  });
+
+  test('without imageUrlSecretRef the key comes from the operator-owned Secret; with it, from that Secret', () => {
+    const rs = sampleResource();
+    assert.deepEqual(apiEnv(rs).find((e) => e.name === 'IMAGE_URL_SECRET')?.valueFrom, { secretKeyRef: { name: 'vision-api-image-url', key: 'IMAGE_URL_SECRET' } });
+    rs.spec.api.imageUrlSecretRef = { name: 'mine', key: 'K' };
+    assert.deepEqual(apiEnv(rs).find((e) => e.name === 'IMAGE_URL_SECRET')?.valueFrom, { secretKeyRef: { name: 'mine', key: 'K' } });
+  });
+});

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -19,6 +20,7 @@ import {
   KubernetesObjectApi,
   NetworkingV1Api,
   AutoscalingV2Api,
+  EventsV1Api,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
@@ -86,7 +88,7 @@ function condition(rs: RecognitionService, type: string): Condition | undefined 
 /** The chart's RBAC, rendered by helm, bound to the test's restricted user instead of the ServiceAccount. */
 function chartRbac(helm: string): KubernetesObject[] {
   const out = execFileSync(helm, ['template', 'rec', path.join(ROOT, 'charts/recognition-operator'), '--namespace', OP_NS], { encoding: 'utf8' });
-  return (parseYaml(out) as Any[]).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
+  return (parseYaml(out)).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
 }
 
 describe('operator against a real kube-apiserver', { skip: tools ? false : missing }, () => {
@@ -189,10 +191,10 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     const triton = (await read('apps/v1', 'Deployment', 'vision-triton')) as V1Deployment;
     assert.equal(triton.spec!.template.spec!.containers[0].resources?.limits?.['nvidia.com/gpu'], '1');
     assert.deepEqual(plain(triton.spec!.template.spec!.containers[0].envFrom), [{ secretRef: { name: 'vision-model-storage' } }]);
-    const svc = (await read('v1', 'Service', 'vision-triton')) as Any;
+    const svc = (await read('v1', 'Service', 'vision-triton'));
     assert.equal(svc.spec.clusterIP, 'None');
     await read('v1', 'Service', 'vision-api');
-    const hpa = (await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-api')) as Any;
+    const hpa = (await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-api'));
     assert.deepEqual([hpa.spec.minReplicas, hpa.spec.maxReplicas], [2, 10]);
     await read('autoscaling/v2', 'HorizontalPodAutoscaler', 'vision-triton');
     await read('policy/v1', 'PodDisruptionBudget', 'vision-api');
@@ -286,8 +288,10 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     if (tools!.kubectl) {
       // What an SRE sees: the short name and the printer columns.
       const table = execFileSync(tools!.kubectl, ['--kubeconfig', cluster.kubeConfigFile(), 'get', 'recsvc', '-n', NS], { encoding: 'utf8' });
-      assert.match(table, /^NAME\s+URL\s+READY\s+API\s+TRITON\s+AGE\n/);
-      assert.match(table, /\nvision\s+http:\/\/vision-api\.team-a\.svc:8080\s+True\s+3\/3\s+1\/1\s+\S+\n/);
+      assert.match(table, /^NAME\s+READY\s+REASON\s+API\s+TRITON\s+AGE\n/);
+      assert.match(table, /\nvision\s+True\s+Available\s+3\/3\s+1\/1\s+\S+\n/);
+      const wide = execFileSync(tools!.kubectl, ['--kubeconfig', cluster.kubeConfigFile(), 'get', 'recsvc', '-n', NS, '-o', 'wide'], { encoding: 'utf8' });
+      assert.match(wide, /\s+http:\/\/vision-api\.team-a\.svc:8080\s+API and Triton are ready\n/);
     }
 
     // A Triton pod that crash-loops (a model that will not load): the Deployment still counts it.
@@ -353,15 +357,15 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.equal((await getRs()).metadata.resourceVersion, rv);
   });
 
-  test('a child the API server refuses: Degraded ReconcileFailed, retried with backoff, recovers', async () => {
+  test('a child the API server refuses: Degraded ReconcileError, retried with backoff, recovers', async () => {
     const errors = async () => (await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'error')?.value ?? 0;
     const before = await errors();
     // Passes the CRD (valueFrom is free-form) but not Deployment validation.
     await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision', body: { spec: { api: { env: [{ name: 'BROKEN', valueFrom: {} }] } } } }, merge);
     let rs = await eventually(async () => {
       const r = await getRs();
-      return condition(r, 'Degraded')?.reason === 'ReconcileFailed' ? r : undefined;
-    }, 'Degraded ReconcileFailed');
+      return condition(r, 'Degraded')?.reason === 'ReconcileError' ? r : undefined;
+    }, 'Degraded ReconcileError');
     assert.equal(condition(rs, 'Ready')?.status, 'False');
     assert.equal(rs.status?.lastFailure?.component, 'operator');
     assert.match(rs.status?.lastFailure?.message ?? '', /HTTP 422/);
@@ -372,8 +376,160 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       const r = await getRs();
       return condition(r, 'Degraded')?.status === 'False' ? r : undefined;
     }, 'recovered');
-    assert.equal(rs.status?.lastFailure?.reason, 'ReconcileFailed', 'the last failure is kept');
+    assert.equal(rs.status?.lastFailure?.reason, 'ReconcileError', 'the last failure is kept');
   });
+
+  /** API requests of the leader by method (and code), from rest_client_requests_total. */
+  const requests = async (method: string, code?: string) =>
+    (await leader!.metrics.requests.get()).values
+      .filter((v) => v.labels.method === method && (code === undefined || v.labels.code === code))
+      .reduce((n, v) => n + v.value, 0);
+  const successes = async () => (await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'success')?.value ?? 0;
+  const newResource = (name: string, spec: Any = {}): Any => {
+    const o = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+    o.metadata = { name, namespace: NS };
+    o.spec = { ...o.spec, ...spec, api: { ...o.spec.api, ...(spec.api ?? {}) } };
+    return o;
+  };
+  const eventsFor = async (name: string) =>
+    (await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `regarding.name=${name}` })).items;
+
+  // Issue 15, point 1.
+  test('turning autoscaling on keeps the running replica count (handed over to the HPA, not reset to 1)', async () => {
+    await custom.createNamespacedCustomObject({
+      ...GROUP, namespace: NS,
+      body: newResource('scaler', { api: { replicas: { min: 3, max: 6 } }, autoscaling: { enabled: false } }),
+    });
+    await eventually(async () => ((await getDep('scaler-api')).spec?.replicas === 3 ? true : undefined), 'scaler-api at 3 replicas');
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'scaler', body: { spec: { autoscaling: { enabled: true } } } }, merge);
+    const hpas = kc.makeApiClient(AutoscalingV2Api);
+    await eventually(async () => ((await hpas.readNamespacedHorizontalPodAutoscaler({ name: 'scaler-api', namespace: NS })) ? true : undefined), 'HPA created');
+    await eventually(async () => {
+      const d = await getDep('scaler-api');
+      return d.metadata?.annotations?.['cv.recognition.io/desired-hash'] && !(d.metadata.managedFields ?? []).some((m) => m.manager === 'recognition-operator' && JSON.stringify(m.fieldsV1).includes('"f:replicas"')) ? d : undefined;
+    }, 'the operator no longer owns replicas');
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await getDep('scaler-api')).spec?.replicas, 3, 'replicas kept while the HPA takes over');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const events = await eventsFor('scaler');
+    assert.ok(events.some((e) => e.reason === 'Created' && /Deployment team-a\/scaler-api/.test(e.note ?? '')), 'a Created event through events.k8s.io');
+    assert.equal(events.find((e) => e.reason === 'Created')?.reportingController, 'cv.recognition.io/recognition-operator');
+  });
+
+  // Issue 15, points 6 and 7.
+  test('a child status change costs no write; a switched-off ServiceMonitor is not deleted again and again', async () => {
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'scaler', body: { spec: { monitoring: { serviceMonitor: { enabled: false } } } } }, merge);
+    await eventually(async () => ((await notFound(objects.read({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'scaler', namespace: NS } }))) ? true : undefined), 'ServiceMonitor removed');
+    // Settle: the status of the spec change is written.
+    await eventually(async () => {
+      const r = await getRs('scaler');
+      return r.status?.observedGeneration === r.metadata.generation ? true : undefined;
+    }, 'status of the change written');
+    await new Promise((r) => setTimeout(r, 1500));
+    const patches = await requests('PATCH');
+    const deletes = await requests('DELETE');
+    const n = await successes();
+    const hpas = kc.makeApiClient(AutoscalingV2Api);
+    for (let i = 1; i <= 20; i++) {
+      const hpa = await hpas.readNamespacedHorizontalPodAutoscaler({ name: 'scaler-api', namespace: NS });
+      hpa.status = { currentReplicas: 3, desiredReplicas: 3, currentMetrics: [], lastScaleTime: new Date(Date.now() - i * 1000) } as Any;
+      await hpas.replaceNamespacedHorizontalPodAutoscalerStatus({ name: 'scaler-api', namespace: NS, body: hpa });
+    }
+    await eventually(async () => ((await successes()) >= n + 3 ? true : undefined), 'reconciles after the HPA status updates');
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal((await requests('PATCH')) - patches, 0, 'no apply and no status write for HPA status updates');
+    assert.equal((await requests('DELETE')) - deletes, 0, 'no DELETE of the absent ServiceMonitor');
+    assert.equal(await requests('DELETE', '404'), 0, 'never a DELETE answered 404');
+  });
+
+  // Issue 15, point 5.
+  test('an object with a child\'s name that belongs to someone else is never adopted, changed or deleted', async () => {
+    const foreign: Any = {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'foreign-api', namespace: NS, labels: { app: 'theirs' } },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'theirs' } }, template: { metadata: { labels: { app: 'theirs' } }, spec: { containers: [{ name: 'c', image: 'theirs:1' }] } } },
+    };
+    const theirs = await apps.createNamespacedDeployment({ namespace: NS, body: foreign });
+    const hpas = kc.makeApiClient(AutoscalingV2Api);
+    await hpas.createNamespacedHorizontalPodAutoscaler({
+      namespace: NS,
+      body: { metadata: { name: 'foreign-triton', namespace: NS }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'elsewhere' }, minReplicas: 1, maxReplicas: 2 } },
+    });
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: newResource('foreign', { autoscaling: { enabled: false } }) });
+    const rs = await eventually(async () => {
+      const r = await getRs('foreign');
+      return condition(r, 'Degraded')?.status === 'True' ? r : undefined;
+    }, 'Degraded on the conflict');
+    assert.equal(condition(rs, 'Degraded')?.reason, 'ReconcileError');
+    assert.match(condition(rs, 'Degraded')?.message ?? '', /Deployment team-a\/foreign-api exists and is not controlled by this RecognitionService/);
+    assert.equal(condition(rs, 'Ready')?.status, 'False');
+    // The other children are made all the same.
+    await eventually(async () => ((await getDep('foreign-triton')).metadata?.ownerReferences?.[0]?.name === 'foreign' ? true : undefined), 'the other children');
+    await new Promise((r) => setTimeout(r, 1000));
+    const still = await getDep('foreign-api');
+    assert.equal(still.metadata?.resourceVersion, theirs.metadata?.resourceVersion, 'not written');
+    assert.equal(still.metadata?.ownerReferences, undefined);
+    assert.ok(await hpas.readNamespacedHorizontalPodAutoscaler({ name: 'foreign-triton', namespace: NS }), 'a foreign HPA is not deleted');
+    const events = await eventsFor('foreign');
+    const refused = events.find((e) => e.reason === 'AdoptionRefused');
+    assert.equal(refused?.type, 'Warning');
+    assert.match(refused?.note ?? '', /foreign-api/);
+    assert.equal(events.filter((e) => e.reason === 'AdoptionRefused').length, 1, 'repeats are rate-limited');
+
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'foreign' });
+    await apps.deleteNamespacedDeployment({ name: 'foreign-api', namespace: NS });
+    await hpas.deleteNamespacedHorizontalPodAutoscaler({ name: 'foreign-triton', namespace: NS });
+  });
+
+  // Issue 15, point 8.
+  test('leader election through an API outage: kept when shorter than the renew deadline, else stepped down and regained', async () => {
+    const target = new URL(cluster.server);
+    const sockets = new Set<net.Socket>();
+    let down = false;
+    const proxy = net.createServer((client) => {
+      if (down) return client.destroy();
+      const upstream = net.connect(Number(target.port), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const close = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+      client.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const port = (proxy.address() as net.AddressInfo).port;
+    const viaProxy = cluster.kubeConfig();
+    viaProxy.clusters[0] = { ...viaProxy.clusters[0], server: `https://127.0.0.1:${port}` } as Any;
+    const outage = (on: boolean) => {
+      down = on;
+      if (on) for (const s of sockets) s.destroy();
+    };
+    let started = 0;
+    let stopped = 0;
+    const elector = new LeaderElector(viaProxy, {
+      namespace: OP_NS, name: 'outage-test', identity: 'survivor', leaseDurationMs: 4_000, renewDeadlineMs: 2_500, retryPeriodMs: 300,
+      onStartedLeading: () => started++, onStoppedLeading: () => stopped++,
+    });
+    elector.start();
+    try {
+      await eventually(async () => (elector.isLeader ? true : undefined), 'leads');
+      outage(true);
+      await new Promise((r) => setTimeout(r, 1_200));
+      outage(false);
+      await new Promise((r) => setTimeout(r, 800));
+      assert.deepEqual([elector.isLeader, started, stopped], [true, 1, 0], 'a short outage keeps the leader');
+      outage(true);
+      await eventually(async () => (stopped === 1 ? true : undefined), 'steps down past the renew deadline', 10_000);
+      assert.equal(elector.isLeader, false);
+      outage(false);
+      await eventually(async () => (elector.isLeader ? true : undefined), 'leads again once the API server is back', 15_000);
+      assert.equal(started, 2);
+    } finally {
+      outage(false);
+      await elector.stop();
+      proxy.close();
+    }
+  });
+
 
   test('leader election: no takeover while the holder renews; takeover once its Lease expires', async () => {
     const leases = kc.makeApiClient(CoordinationV1Api);
@@ -434,6 +590,79 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.ok(await notFound(custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'invalid' })));
   });
 
+  test('image storage: more than one replica without shared storage is refused; exactly one of s3 or pvc', async () => {
+    const base = () => {
+      const o = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+      o.metadata.name = 'storage-check';
+      return o;
+    };
+    const refused = async (o: Any, message: RegExp) =>
+      assert.rejects(custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o }), (err: Any) => {
+        assert.equal(err.code, 422, String(err.body));
+        assert.match((typeof err.body === 'string' ? JSON.parse(err.body) : err.body).message, message);
+        return true;
+      });
+    const noStorage = base();
+    delete noStorage.spec.api.imageStorage;
+    await refused(noStorage, /api.replicas.max > 1 needs storage every replica shares: set api.imageStorage.s3/);
+    const both = base();
+    both.spec.api.imageStorage = { s3: { bucket: 'vision-images' }, pvc: { claimName: 'shared' } };
+    await refused(both, /set exactly one of s3 or pvc/);
+    // One replica on its own disk is allowed.
+    const single = base();
+    delete single.spec.api.imageStorage;
+    single.spec.api.replicas = { min: 1, max: 1 };
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: single });
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'storage-check' });
+  });
+
+  test('without imageUrlSecretRef the operator creates one random signing key for every API pod, and keeps it', async () => {
+    const o = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
+    o.metadata = { name: 'keyless', namespace: NS };
+    delete o.spec.api.imageUrlSecretRef;
+    o.spec.api.imageStorage = {
+      s3: { bucket: 'team-images', prefix: 'keyless/', endpoint: 'http://minio.storage.svc:9000', forcePathStyle: true, credentialsSecretRef: { name: 'images-s3' } },
+    };
+    o.spec.api.catalogConfigMapRef = { name: 'centernet-v2-catalog' };
+    const created = (await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o })) as RecognitionService;
+    const secret = await eventually(async () => core.readNamespacedSecret({ name: 'keyless-api-image-url', namespace: NS }).catch(() => undefined), 'signing Secret');
+    assert.deepEqual(
+      secret.metadata!.ownerReferences!.map((r) => [r.kind, r.name, r.uid]),
+      [['RecognitionService', 'keyless', created.metadata.uid]],
+    );
+    const key = Buffer.from(secret.data!.IMAGE_URL_SECRET!, 'base64').toString();
+    assert.match(key, /^[A-Za-z0-9_-]{43}$/, '32 random bytes, base64url');
+
+    const dep = await eventually(async () => getDep('keyless-api').catch(() => undefined), 'keyless-api Deployment');
+    const c = dep.spec!.template.spec!.containers[0];
+    const env = (n: string) => c.env?.find((e) => e.name === n);
+    assert.deepEqual(plain(env('IMAGE_URL_SECRET')?.valueFrom?.secretKeyRef), { name: 'keyless-api-image-url', key: 'IMAGE_URL_SECRET' });
+    assert.equal(env('IMAGE_STORE')?.value, 's3://team-images/keyless');
+    assert.equal(env('S3_ENDPOINT')?.value, 'http://minio.storage.svc:9000');
+    assert.equal(env('S3_FORCE_PATH_STYLE')?.value, 'true');
+    assert.equal(env('IMAGE_RETENTION_DAYS')?.value, '30');
+    assert.deepEqual(plain(c.envFrom), [{ secretRef: { name: 'images-s3' } }]);
+    // The catalog comes with the model, from a ConfigMap, not from the API image.
+    assert.equal(env('MODEL_CATALOG')?.value, '/etc/recognition/catalog/catalog.json');
+    assert.deepEqual(plain(c.volumeMounts?.find((m) => m.name === 'catalog')), { name: 'catalog', mountPath: '/etc/recognition/catalog', readOnly: true });
+    assert.deepEqual(plain(dep.spec!.template.spec!.volumes?.find((v) => v.name === 'catalog')?.configMap), {
+      defaultMode: 420,
+      name: 'centernet-v2-catalog',
+      items: [{ key: 'catalog.json', path: 'catalog.json' }],
+    });
+    // Readiness, not liveness or startup, waits for the backends: /healthz answers at once.
+    assert.equal(c.startupProbe?.httpGet?.path, '/healthz');
+    assert.equal(c.livenessProbe?.httpGet?.path, '/healthz');
+    assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
+
+    // Later reconciles never rotate the key (that would break every link handed out).
+    await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'keyless', body: { spec: { api: { logLevel: 'debug' } } } }, merge);
+    await eventually(async () => ((await getDep('keyless-api')).spec!.template.spec!.containers[0].env?.some((e) => e.name === 'LOG_LEVEL' && e.value === 'debug') ? true : undefined), 'LOG_LEVEL debug rolled out');
+    const again = await core.readNamespacedSecret({ name: 'keyless-api-image-url', namespace: NS });
+    assert.equal(Buffer.from(again.data!.IMAGE_URL_SECRET!, 'base64').toString(), key);
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'keyless' });
+  });
+
   test('two operators: one leader; the standby takes over when the leader stops', async () => {
     standby = new RecognitionOperator({ kubeConfig: operatorKc, leaseNamespace: OP_NS, identity: 'operator-b', health: { host: '127.0.0.1', port: 0 }, ...FAST });
     await standby.start();
@@ -461,9 +690,9 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await eventually(async () => ((await getDep('vision-api')).metadata?.ownerReferences?.[0]?.name === 'vision' ? true : undefined), 'restored by operator-b');
     const metrics = await eventually(async () => {
       const text = await (await fetch(`http://127.0.0.1:${standby!.healthPort}/metrics`)).text();
-      return /recognition_operator_reconcile_total\{result="success"\} [1-9]/.test(text) ? text : undefined;
+      return /controller_runtime_reconcile_total\{controller="recognitionservice",result="success"\} [1-9]/.test(text) ? text : undefined;
     }, 'reconciles counted by operator-b');
-    assert.match(metrics, /recognition_operator_leader 1/);
+    assert.match(metrics, /leader_election_master_status\{name="recognition-operator-leader"\} 1/);
   });
 
   test('`recog operator` runs against a kubeconfig, serves its probes and stops cleanly on SIGTERM', async () => {
@@ -474,13 +703,13 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       '--lease-namespace', OP_NS, '--health-host', '127.0.0.1', '--health-port', String(port),
     ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, POD_NAME: 'cli-operator', LOG_LEVEL: 'info' } });
     let log = '';
-    child.stderr!.on('data', (d) => (log += String(d)));
+    child.stderr.on('data', (d) => (log += String(d)));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 'CLI operator ready');
       assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      assert.match(metrics, /recognition_operator_leader 0/, 'a standby while operator-b leads');
+      assert.match(metrics, /leader_election_master_status\{name="recognition-operator-leader"\} 0/, 'a standby while operator-b leads');
       assert.match(metrics, /recognition_operator_process_cpu_seconds_total/, 'process metrics on its own registry');
     } finally {
       child.kill('SIGTERM');

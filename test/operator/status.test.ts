@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../../src/operator/status.js';
+import { computeStatus, sameJson, RestartTracker, type ObservedDeployment, type ObservedPod } from '../../src/operator/status.js';
 import type { Condition } from '../../src/operator/api/types.js';
 import { sampleResource } from './fixtures.js';
 
@@ -108,9 +108,9 @@ describe('status', () => {
     assert.equal(cond(s.conditions, 'Degraded').reason, 'ProgressDeadlineExceeded');
   });
 
-  test('a failed apply is a Degraded ReconcileFailed', () => {
+  test('a failed apply is a Degraded ReconcileError', () => {
     const s = computeStatus(sampleResource(), { pods: { api: [], triton: [] }, reconcileError: 'HTTP 422: bad' }, T0);
-    assert.equal(cond(s.conditions, 'Degraded').reason, 'ReconcileFailed');
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'ReconcileError');
     assert.equal(s.lastFailure?.component, 'operator');
   });
 
@@ -126,5 +126,71 @@ describe('status', () => {
     assert.ok(sameJson({ a: 1, b: [1, { c: 2 }] }, { b: [1, { c: 2 }], a: 1, d: undefined }));
     assert.ok(!sameJson({ a: [1, 2] }, { a: [2, 1] }));
     assert.ok(!sameJson({ a: 1 }, { a: '1' }));
+  });
+
+  // Issue 15, point 2: with an HPA the Deployment may ask for fewer replicas than min.
+  test('Ready only with at least replicas.min available pods of the current template', () => {
+    const rs = sampleResource(); // api min 2
+    const scaledDown = deployment('vision-api', 1, { replicas: 1, readyReplicas: 1, updatedReplicas: 1, availableReplicas: 1 });
+    let s = computeStatus(rs, { api: scaledDown, triton: ready('vision-triton', 1), pods: { api: [], triton: [] } }, T0);
+    assert.equal(cond(s.conditions, 'ApiReady').status, 'False');
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+    assert.equal(s.api?.replicas, 2);
+
+    // Mid-rollout: 3 available but 2 of them are old pods, so only 1 current.
+    const rolling = deployment('vision-api', 2, { replicas: 3, readyReplicas: 3, updatedReplicas: 1, availableReplicas: 3 });
+    s = computeStatus(rs, { api: rolling, triton: ready('vision-triton', 1), pods: { api: [], triton: [] } }, T0);
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+    assert.equal(cond(s.conditions, 'Progressing').status, 'True');
+    assert.match(cond(s.conditions, 'Progressing').message, /1 of 2 replicas updated/);
+
+    // Rollout still finishing, but min current pods available: Ready and Progressing both True.
+    const almost = deployment('vision-api', 2, { replicas: 3, readyReplicas: 3, updatedReplicas: 2, availableReplicas: 3 });
+    s = computeStatus({ ...rs, spec: { ...rs.spec, api: { ...rs.spec.api, replicas: { min: 1, max: 6 } } } }, { api: almost, triton: ready('vision-triton', 1), pods: { api: [], triton: [] } }, T0);
+    assert.equal(cond(s.conditions, 'Ready').status, 'True');
+    assert.equal(cond(s.conditions, 'Progressing').status, 'True');
+  });
+
+  // Issue 15, point 3.
+  test('a Running pod that restarts again and again, or was OOMKilled, is Degraded', () => {
+    const rs = sampleResource();
+    const running = (restartCount: number, last?: { reason: string; exitCode: number; finishedAt?: string }): ObservedPod => ({
+      metadata: { name: 'vision-api-x', uid: 'u1', labels: {} },
+      status: { phase: 'Running', containerStatuses: [{ name: 'api', ready: true, restartCount, state: {}, ...(last ? { lastState: { terminated: last } } : {}) }] },
+    });
+    const tracker = new RestartTracker();
+    const at = (min: number) => new Date(T0.getTime() + min * 60_000);
+    const obs = (pod: ObservedPod, now: Date) => ({ api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [pod], triton: [] }, recentRestarts: tracker.observe([pod], now) });
+
+    let s = computeStatus(rs, obs(running(0), at(0)), at(0));
+    assert.equal(cond(s.conditions, 'Ready').status, 'True');
+    s = computeStatus(rs, obs(running(2, { reason: 'Error', exitCode: 1 }), at(1)), at(1));
+    assert.equal(cond(s.conditions, 'Degraded').status, 'False', 'two restarts: not yet a loop');
+    s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(3)), at(3));
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'CrashLooping');
+    assert.match(cond(s.conditions, 'Degraded').message, /vision-api-x container api restarted 4 times in 10 min \(last exit 1 Error\)/);
+    // Quiet for longer than the window: healthy again.
+    s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(30)), at(30));
+    s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(45)), at(45));
+    assert.equal(cond(s.conditions, 'Ready').status, 'True');
+
+    s = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [running(1, { reason: 'OOMKilled', exitCode: 137, finishedAt: at(50).toISOString() })], triton: [] } }, at(51));
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'OOMKilled');
+    assert.match(cond(s.conditions, 'Degraded').message, /vision-api-x container api was OOMKilled/);
+    assert.equal(cond(s.conditions, 'Ready').status, 'False');
+  });
+
+  // Issue 15, point 4.
+  test('an unschedulable pod: Degraded Unschedulable with the scheduler\'s message', () => {
+    const rs = sampleResource();
+    const pending: ObservedPod = {
+      metadata: { name: 'vision-triton-p', labels: {} },
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.' }] },
+    };
+    const s = computeStatus(rs, { api: ready('vision-api', 2), triton: deployment('vision-triton', 1, { replicas: 1, updatedReplicas: 1, unavailableReplicas: 1 }), pods: { api: [], triton: [pending] } }, T0);
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'Unschedulable');
+    assert.match(cond(s.conditions, 'Degraded').message, /vision-triton-p cannot be scheduled: 0\/3 nodes are available: 3 Insufficient nvidia.com\/gpu/);
+    assert.equal(cond(s.conditions, 'Progressing').status, 'False');
   });
 });

@@ -1,22 +1,25 @@
 /**
- * `npm run model:prepare [-- --force]` and `recog model prepare [--force]`: builds the model
- * repository configured by MODEL_REPOSITORY / MODEL_NAME (see src/config.ts). Runs before
- * `npm test` and `npm start`; does nothing when the repository is up to date.
+ * `npm run model:prepare [-- --force] [--model centernet|ssdlite]` and `recog model prepare`:
+ * builds the model repository configured by MODEL_REPOSITORY / MODEL_NAME (see
+ * src/config.ts). `--model ssdlite` builds the SSDLite entry (directory "ssdlite") beside
+ * it; MODEL_NAME=ssdlite does the same. Runs before `npm test` and `npm start`; does
+ * nothing when the repository is up to date.
  */
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from '../../src/config.js';
-import { defaultModelCacheDir, prepareModel, type PreparedModel } from './prepare.js';
+import { BUILTIN_MODELS, defaultModelCacheDir, prepareModel, type BuiltinModel, type PreparedModel } from './prepare.js';
 
 export async function runModelPrepare(
   config: Pick<Config, 'modelRepository' | 'modelName'>,
-  options: { force?: boolean; cacheDir?: string | null; out?: (line: string) => void },
+  options: { force?: boolean; model?: BuiltinModel; cacheDir?: string | null; out?: (line: string) => void },
 ): Promise<PreparedModel> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const started = Date.now();
   const prepared = await prepareModel({
     repository: config.modelRepository,
-    modelName: config.modelName,
+    modelName: options.model ?? config.modelName,
+    model: options.model,
     force: options.force,
     cacheDir: options.cacheDir === undefined ? defaultModelCacheDir(process.env, os.homedir()) : options.cacheDir,
     log: (m) => process.stderr.write(`${m}\n`),
@@ -30,9 +33,18 @@ export async function runModelPrepare(
 }
 
 async function main(argv: string[]): Promise<void> {
-  const unknown = argv.filter((a) => a !== '--force');
-  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]} (usage: model:prepare [--force])`);
-  await runModelPrepare(loadConfig(), { force: argv.includes('--force') });
+  const usage = `usage: model:prepare [--force] [--model ${BUILTIN_MODELS.join('|')}]`;
+  let model: BuiltinModel | undefined;
+  let force = false;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--force') force = true;
+    else if (argv[i] === '--model') {
+      const m = argv[++i];
+      if (!BUILTIN_MODELS.includes(m as BuiltinModel)) throw new Error(`--model: expected ${BUILTIN_MODELS.join(' or ')}, got ${m ?? 'nothing'} (${usage})`);
+      model = m as BuiltinModel;
+    } else throw new Error(`unknown argument ${argv[i]} (${usage})`);
+  }
+  await runModelPrepare(loadConfig(), { force, model });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

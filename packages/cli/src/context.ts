@@ -64,7 +64,7 @@ export class Context {
     const org = flag ?? (await this.settings.readProfile()).org;
     if (org) return org;
     const me = await client.me();
-    if (me.memberships.length === 1) return me.memberships[0]!.org.name;
+    if (me.memberships.length === 1) return me.memberships[0].org.name;
     const names = me.memberships.map((m) => m.org.name).join(', ') || 'none';
     throw new UsageError(`say which organisation with --org (yours: ${names}), or: recog-client config set org NAME`);
   }

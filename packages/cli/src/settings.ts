@@ -145,6 +145,7 @@ export async function withFileLock<T>(lockFile: string, fn: () => Promise<T>, wa
         await rm(lockFile, { force: true });
         continue;
       }
+      // eslint-disable-next-line preserve-caught-error -- the caught EEXIST is expected, not the cause
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${lockFile}; remove it if no other recog-client is running`);
       await new Promise((r) => setTimeout(r, 25 + Math.random() * 50));
     }

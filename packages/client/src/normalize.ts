@@ -3,7 +3,7 @@
  * `label`/`external_id`) and the guides' variant (`idempotency_id`, detections with
  * `class_name`, optional `model_name`, `confidence`, `processing_time_ms`).
  */
-import type { BatchImageResult, BatchResult, BoundingBox, Detection, FeedbackResult, Rating, RecognitionResult, RequestStatus } from './types.js';
+import type { BatchImageResult, BatchResult, BoundingBox, Detection, FeedbackResult, RecognitionResult, RequestStatus } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -21,12 +21,12 @@ function isObject(v: unknown): v is Json {
 }
 
 function str(o: Json, ...names: string[]): string | undefined {
-  for (const n of names) if (typeof o[n] === 'string') return o[n] as string;
+  for (const n of names) if (typeof o[n] === 'string') return o[n];
   return undefined;
 }
 
 function num(o: Json, name: string): number | undefined {
-  return typeof o[name] === 'number' && Number.isFinite(o[name]) ? (o[name] as number) : undefined;
+  return typeof o[name] === 'number' && Number.isFinite(o[name]) ? (o[name]) : undefined;
 }
 
 function box(v: unknown, body: unknown): BoundingBox {
@@ -122,5 +122,5 @@ export function normalizeFeedback(body: unknown): FeedbackResult {
   if (requestId === undefined || (rating !== -1 && rating !== 0 && rating !== 1)) {
     throw new UnexpectedResponseError('feedback answer without request_id or rating', body);
   }
-  return { requestId, rating: rating as Rating, status: str(body, 'status') ?? 'success', message: str(body, 'message') ?? '' };
+  return { requestId, rating: rating, status: str(body, 'status') ?? 'success', message: str(body, 'message') ?? '' };
 }

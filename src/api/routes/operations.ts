@@ -1,7 +1,7 @@
 /** Liveness, readiness and the signed image links. Never behind x-api-key. */
 import type {} from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
-import type { ImageStore, ImageUrlSigner } from '../../images/types.js';
+import type { ImageStore, ImageUrlSigner, OpenedImage } from '../../images/types.js';
 import { isUuid } from '../../store/db.js';
 import { ApiError } from '../errors.js';
 import { withTimeout } from '../../deadline.js';
@@ -13,6 +13,8 @@ export interface OperationsRoutesOptions {
   checks: Record<string, ReadinessCheck>;
   imageStore: ImageStore;
   signer: ImageUrlSigner;
+  /** Whether the retention sweep removed this request's image (the link then answers 410). */
+  imageRemoved: (requestId: string) => Promise<boolean>;
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -51,13 +53,24 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
       if (!isUuid(id) || typeof expires !== 'string' || typeof signature !== 'string' || !opts.signer.verify(id, expires, signature)) {
         throw new ApiError('INVALID_IMAGE_SIGNATURE');
       }
-      const image = await opts.imageStore.get(id);
-      if (image === null) throw new ApiError('IMAGE_NOT_FOUND');
-      return reply
+      let image: OpenedImage | null;
+      try {
+        image = await opts.imageStore.open(id);
+      } catch (err) {
+        request.log.warn({ err, requestId: id }, 'image store read failed');
+        throw new ApiError('IMAGE_STORE_UNAVAILABLE');
+      }
+      if (image === null) throw new ApiError((await opts.imageRemoved(id)) ? 'IMAGE_EXPIRED' : 'IMAGE_NOT_FOUND');
+      // An image never changes under its id, so caches may keep it as long as the link lives.
+      const maxAge = Math.max(0, Number(expires) - Math.floor(Date.now() / 1000));
+      void reply
         .header('Content-Type', image.mime)
-        .header('Cache-Control', 'private, max-age=3600')
-        .header('X-Content-Type-Options', 'nosniff')
-        .send(image.bytes);
+        .header('Cache-Control', `private, max-age=${maxAge}, immutable`)
+        .header('X-Content-Type-Options', 'nosniff');
+      if (image.size !== undefined) void reply.header('Content-Length', image.size);
+      if (image.etag !== undefined) void reply.header('ETag', image.etag);
+      if (image.lastModified !== undefined) void reply.header('Last-Modified', image.lastModified.toUTCString());
+      return reply.send(image.body);
     },
   );
 };

@@ -85,6 +85,7 @@ async function toFields(deps: KeyDeps, f: KeyFlags): Promise<KeyFields> {
   const out: KeyFields = {};
   if (f.name !== undefined) out.name = f.name;
   if (f.description !== undefined) out.description = f.description === '' ? null : f.description;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- a plain function taken from a parameter object
   if (f.classes !== undefined) out.classes = await parseClasses(f.classes, deps.labels);
   if (f.quota !== undefined) out.monthlyQuota = parseWhole('--quota', f.quota);
   if (f.rateLimit !== undefined) {

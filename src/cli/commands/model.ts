@@ -43,10 +43,11 @@ export function register(program: Command): void {
   const model = program.command('model').description('The detection model and its Triton model repository');
   model
     .command('prepare')
-    .description('Convert the bundled COCO detector to ONNX and write the model repository (MODEL_REPOSITORY)')
+    .description('Convert a built-in COCO detector to ONNX and write the model repository (MODEL_REPOSITORY)')
     .option('--force', 'rebuild even when the repository is up to date', false)
-    .action(async (opts: { force: boolean }) => {
-      process.exitCode = await runPrepareTool(opts.force ? ['--force'] : []);
+    .option('--model <model>', 'centernet (default) or ssdlite (the fast one; serve it with MODEL_NAME=ssdlite)')
+    .action(async (opts: { force: boolean; model?: string }) => {
+      process.exitCode = await runPrepareTool([...(opts.force ? ['--force'] : []), ...(opts.model ? ['--model', opts.model] : [])]);
     });
   model
     .command('import <file>')

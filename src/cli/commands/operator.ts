@@ -20,6 +20,10 @@ export interface OperatorCommandOptions {
   healthPort: number;
   workers: number;
   resyncSeconds: number;
+  clusterDomain?: string;
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
 }
 
 function int(min: number, max: number) {
@@ -49,9 +53,24 @@ function leaseNamespace(o: OperatorCommandOptions, env: NodeJS.ProcessEnv): stri
   }
 }
 
-/** Runs until SIGTERM/SIGINT (graceful stop, exit 0) or lost leadership (exit 1, restart clean). */
+function seconds(min: number, max: number) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`expected seconds from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/**
+ * Runs until SIGTERM/SIGINT (graceful stop, exit 0). Losing the Lease (an API server
+ * outage longer than the renew deadline) stops reconciling, never the process: it keeps
+ * campaigning and leads again once it can.
+ */
 export async function runOperator(o: OperatorCommandOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const logger = pino({ name: 'recognition-operator', level: env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  if (!(o.leaseDuration > o.renewDeadline && o.renewDeadline > o.retryPeriod)) {
+    throw new InvalidArgumentError('--lease-duration must exceed --renew-deadline, which must exceed --retry-period');
+  }
   const operator = new RecognitionOperator({
     kubeConfig: loadKubeConfig(o),
     leaseNamespace: leaseNamespace(o, env),
@@ -61,10 +80,8 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
     health: { host: o.healthHost, port: o.healthPort },
     metrics: new OperatorMetrics({ defaultMetrics: true }),
     logger,
-    onLostLeadership: () => {
-      process.exitCode = 1;
-      void operator.stop().finally(() => process.exit(1));
-    },
+    clusterDomain: o.clusterDomain ?? env.CLUSTER_DOMAIN ?? 'cluster.local',
+    leaseTiming: { leaseDurationMs: o.leaseDuration * 1000, renewDeadlineMs: o.renewDeadline * 1000, retryPeriodMs: o.retryPeriod * 1000 },
   });
   await operator.start();
   logger.info({ healthPort: operator.healthPort }, 'probes on /healthz and /readyz, metrics on /metrics');
@@ -89,5 +106,9 @@ export function register(program: Command): void {
     .option('--health-port <port>', 'port of /healthz, /readyz and /metrics', int(0, 65535), 8081)
     .option('--workers <n>', 'concurrent reconciles (never two for the same resource)', int(1, 32), 2)
     .option('--resync-seconds <s>', 'period of the full resync', int(10, 86_400), 300)
+    .option('--cluster-domain <domain>', "the cluster's DNS domain in service addresses (default: $CLUSTER_DOMAIN or cluster.local)")
+    .option('--lease-duration <s>', 'leader election: how long a Lease is valid without renewal', seconds(1, 600), 15)
+    .option('--renew-deadline <s>', 'leader election: the leader steps down when it cannot renew for this long', seconds(0.5, 600), 10)
+    .option('--retry-period <s>', 'leader election: interval between acquire/renew attempts', seconds(0.1, 600), 2)
     .action(async (o: OperatorCommandOptions) => runOperator(o));
 }

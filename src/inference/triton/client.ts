@@ -177,7 +177,7 @@ export class TritonClient {
   }
 
   private unary(method: string, request: unknown, deadline: number, signal?: AbortSignal): Promise<unknown> {
-    const fn = (this.client as unknown as Record<string, Unary>)[method]!.bind(this.client);
+    const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
     // W3C trace context as gRPC metadata, so Triton's own trace continues the caller's span
     // (a no-op when tracing is off).
     const metadata = new grpc.Metadata();

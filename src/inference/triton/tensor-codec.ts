@@ -41,7 +41,7 @@ function swapInPlace(bytes: Uint8Array, width: number): void {
   if (width === 1) return;
   for (let i = 0; i < bytes.length; i += width) {
     for (let a = i, b = i + width - 1; a < b; a++, b--) {
-      const t = bytes[a]!;
+      const t = bytes[a];
       bytes[a] = bytes[b]!;
       bytes[b] = t;
     }

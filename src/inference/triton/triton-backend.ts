@@ -100,7 +100,7 @@ export class TritonBackend implements InferenceBackend {
     response.outputs.forEach((o, i) => {
       if (!isTensorDataType(o.datatype)) throw new InferenceError('INTERNAL', `${this.describeModel()}: output ${o.name} has unsupported datatype ${o.datatype}`);
       try {
-        outputs.set(o.name, decodeTensorData(o.name, o.datatype, o.shape.map(Number), response.raw_output_contents[i]!));
+        outputs.set(o.name, decodeTensorData(o.name, o.datatype, o.shape.map(Number), response.raw_output_contents[i]));
       } catch (err) {
         throw new InferenceError('INTERNAL', `${this.describeModel()}: ${(err as Error).message}`, { cause: err });
       }

@@ -62,7 +62,7 @@ export class DynamicBatcher {
       return Promise.reject(new V2Error(Status.UNAVAILABLE, `Exceeds maximum queue size (${this.opts.maxQueueSize} requests waiting)`));
     }
     if (signal?.aborted) return Promise.reject(new V2Error(Status.CANCELLED, 'cancelled before it was queued'));
-    const rows = this.opts.maxBatchSize > 0 ? inputs[0]!.shape[0]! : 1;
+    const rows = this.opts.maxBatchSize > 0 ? inputs[0].shape[0] : 1;
     return new Promise<BatchedResult>((resolve, reject) => {
       const onAbort = (): void => {
         const i = this.queue.indexOf(item);
@@ -123,17 +123,17 @@ export class DynamicBatcher {
     const full = Math.min(this.opts.preferredBatchSize ?? this.opts.maxBatchSize, this.opts.maxBatchSize);
     let rows = 0;
     for (const p of this.queue) {
-      if (p.signature !== this.queue[0]!.signature) return true; // the batch cannot grow further
+      if (p.signature !== this.queue[0].signature) return true; // the batch cannot grow further
       rows += p.rows;
       if (rows >= full) return true;
     }
-    const waitedUs = Number(process.hrtime.bigint() - this.queue[0]!.enqueuedAt) / 1000;
+    const waitedUs = Number(process.hrtime.bigint() - this.queue[0].enqueuedAt) / 1000;
     return waitedUs >= this.opts.maxQueueDelayUs;
   }
 
   private armTimer(): void {
     if (this.timer) return;
-    const waitedUs = Number(process.hrtime.bigint() - this.queue[0]!.enqueuedAt) / 1000;
+    const waitedUs = Number(process.hrtime.bigint() - this.queue[0].enqueuedAt) / 1000;
     const ms = Math.max(0, (this.opts.maxQueueDelayUs - waitedUs) / 1000);
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -152,7 +152,7 @@ export class DynamicBatcher {
     if (this.opts.maxBatchSize === 0) return batch;
     let rows = first.rows;
     while (this.queue.length > 0) {
-      const next = this.queue[0]!;
+      const next = this.queue[0];
       if (next.signature !== first.signature || rows + next.rows > this.opts.maxBatchSize) break;
       batch.push(this.queue.shift()!);
       rows += next.rows;
@@ -175,7 +175,7 @@ export class DynamicBatcher {
     try {
       const t0 = process.hrtime.bigint();
       const single = batch.length === 1;
-      const inputs = single ? batch[0]!.inputs : concatInputs(batch.map((p) => p.inputs));
+      const inputs = single ? batch[0].inputs : concatInputs(batch.map((p) => p.inputs));
       const t1 = process.hrtime.bigint();
       const outputs = await this.opts.run(inputs);
       const t2 = process.hrtime.bigint();
@@ -183,7 +183,7 @@ export class DynamicBatcher {
       const t3 = process.hrtime.bigint();
       const rows = batch.reduce((n, p) => n + p.rows, 0);
       this.opts.onExecuted?.(rows, { input: Number(t1 - t0), infer: Number(t2 - t1), output: Number(t3 - t2) });
-      batch.forEach((p, i) => p.resolve({ outputs: parts[i]!, queueNs: Number(startedAt - p.enqueuedAt) }));
+      batch.forEach((p, i) => p.resolve({ outputs: parts[i], queueNs: Number(startedAt - p.enqueuedAt) }));
     } catch (err) {
       for (const p of batch) p.reject(err);
     }
@@ -199,9 +199,9 @@ export class DynamicBatcher {
 
 /** Concatenates each named input of every request along dimension 0. */
 export function concatInputs(requests: Tensor[][]): Tensor[] {
-  return requests[0]!.map((first) => {
+  return requests[0].map((first) => {
     const parts = requests.map((inputs) => inputs.find((t) => t.name === first.name)!);
-    const rows = parts.reduce((n, t) => n + t.shape[0]!, 0);
+    const rows = parts.reduce((n, t) => n + t.shape[0], 0);
     const total = parts.reduce((n, t) => n + t.data.length, 0);
     const data = allocateTensorData(first.datatype, total);
     let offset = 0;
@@ -223,7 +223,7 @@ export function splitOutputs(outputs: Map<string, Tensor>, rows: number[]): Arra
     let row = 0;
     rows.forEach((n, i) => {
       const data = t.data.slice(row * perRow, (row + n) * perRow);
-      result[i]!.set(name, { name, datatype: t.datatype, shape: [n, ...t.shape.slice(1)], data });
+      result[i].set(name, { name, datatype: t.datatype, shape: [n, ...t.shape.slice(1)], data });
       row += n;
     });
   }

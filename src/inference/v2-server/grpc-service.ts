@@ -106,7 +106,7 @@ function streamInfer(state: ServerState) {
     };
     call.on('data', (r: ModelInferRequest) => {
       open++;
-      Promise.resolve()
+      void Promise.resolve()
         .then(() => findModel(state, r.model_name, r.model_version).infer(r, c.signal))
         .then(
           (response) => ({ error_message: '', infer_response: response }),

@@ -160,7 +160,7 @@ export async function startV2Server(options: V2ServerOptions): Promise<V2Server>
     await registry.unloadAll();
     if (httpServer) {
       httpServer.closeAllConnections();
-      await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     }
     log('v2 inference server stopped');
   };

@@ -37,12 +37,14 @@ export function customResourceDefinition() {
           storage: true,
           subresources: { status: {} },
           additionalPrinterColumns: [
-            column('URL', '.status.url'),
+            // At a glance: ready or not, and why (CrashLoopBackOff, Unschedulable, RollingOut...).
             column('Ready', '.status.conditions[?(@.type=="Ready")].status'),
+            column('Reason', '.status.conditions[?(@.type=="Ready")].reason'),
             column('API', '.status.api.summary', { description: 'API ready/desired replicas' }),
             column('Triton', '.status.triton.summary', { description: 'Triton ready/desired replicas' }),
-            column('Reason', '.status.conditions[?(@.type=="Ready")].reason', { priority: 1 }),
             column('Age', '.metadata.creationTimestamp', { type: 'date' }),
+            column('URL', '.status.url', { priority: 1 }),
+            column('Message', '.status.conditions[?(@.type=="Ready")].message', { priority: 1 }),
           ],
           schema: { openAPIV3Schema: RecognitionServiceSchema },
         },

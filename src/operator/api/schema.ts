@@ -97,7 +97,54 @@ export const ApiSpecSchema = Type.Object(
     imageUrlSecretRef: Type.Optional(
       SecretKeyRef(
         'IMAGE_URL_SECRET',
-        'Secret key holding IMAGE_URL_SECRET, the HMAC key of signed image URLs; set it so every replica signs alike.',
+        'Secret key holding IMAGE_URL_SECRET, the HMAC key of signed image URLs; unset: the operator creates and owns a Secret <name>-image-url with a random key, shared by every replica.',
+      ),
+    ),
+    imageStorage: Type.Optional(
+      Type.Object(
+        {
+          s3: Type.Optional(
+            Type.Object(
+              {
+                bucket: Type.String({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
+                prefix: Type.String({ maxLength: 512, default: 'images', pattern: '^[^\\s]*$' }),
+                endpoint: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 1024, description: "S3 endpoint (MinIO, Ceph RGW, GCS); unset: AWS's for the region." })),
+                region: Type.String({ minLength: 1, maxLength: 64, default: 'us-east-1' }),
+                forcePathStyle: Type.Boolean({ default: false, description: 'Path-style URLs (MinIO, Ceph).' }),
+                credentialsSecretRef: Type.Optional(
+                  Type.Object(
+                    { name: Type.String({ minLength: 1, maxLength: 253 }) },
+                    { description: 'Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) become the API\'s environment; without it the AWS chain (IRSA web identity) is used.' },
+                  ),
+                ),
+              },
+              { description: 'Images in an S3-compatible bucket shared by every API replica (IMAGE_STORE=s3://bucket/prefix).' },
+            ),
+          ),
+          pvc: Type.Optional(
+            Type.Object(
+              { claimName: Type.String({ minLength: 1, maxLength: 253 }) },
+              { description: 'An existing ReadWriteMany PersistentVolumeClaim mounted at DATA_DIR/images on every API pod.' },
+            ),
+          ),
+        },
+        {
+          description: "Where the API keeps processed images. Needed whenever the API may run more than one replica: each pod's own disk is neither shared nor kept.",
+          'x-kubernetes-validations': [rule('has(self.s3) != has(self.pvc)', 'api.imageStorage: set exactly one of s3 or pvc')],
+        },
+      ),
+    ),
+    imageRetentionDays: settingField('imageRetentionDays'),
+    catalogConfigMapRef: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1, maxLength: 253 }),
+          key: Type.String({ minLength: 1, maxLength: 253, default: 'catalog.json' }),
+        },
+        {
+          description:
+            'ConfigMap key holding the model catalog (class index -> label, product external id) that belongs to the model Triton serves; mounted read-only and named by MODEL_CATALOG, so a model change needs no new API image.',
+        },
       ),
     ),
     port: Type.Integer({ minimum: 1, maximum: 65535, default: 8080 }),
@@ -122,6 +169,10 @@ export const ApiSpecSchema = Type.Object(
     'x-kubernetes-validations': [
       rule('self.replicas.min <= self.replicas.max', 'api.replicas.min must be <= api.replicas.max'),
       rule('self.port != self.metricsPort', 'api.port and api.metricsPort must differ'),
+      rule(
+        'self.replicas.max <= 1 || has(self.imageStorage)',
+        "api.replicas.max > 1 needs storage every replica shares: set api.imageStorage.s3 (bucket, endpoint, credentialsSecretRef) or api.imageStorage.pvc (a ReadWriteMany claim), or set api.replicas to {min: 1, max: 1}",
+      ),
     ],
   },
 );

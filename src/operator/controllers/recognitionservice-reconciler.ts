@@ -1,28 +1,58 @@
 /**
  * Reconciles one RecognitionService: applies its desired children (server-side apply),
  * deletes the optional ones switched off, and writes the status when it changed.
- * Level-based and idempotent: it reads the resource and the pods fresh from the caches
- * each time, so any event (or none, on resync) leads to the same result.
+ * Level-based and idempotent: it reads the resource, children and pods fresh from the
+ * caches each time, so any event (or none, on resync) leads to the same result.
+ *
+ * Quiet: a child whose live object already carries what the operator applies (same
+ * desired-hash annotation, every applied field equal) is not written, so a child's status
+ * change costs no write. Careful: an object with a child's name that this resource does
+ * not control is never touched (controller-runtime's CreateOrUpdate / Helm's ownership
+ * rule); the resource reports it instead.
  */
+import crypto from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { RecognitionService } from '../api/types.js';
-import { desiredState, childName, INSTANCE_LABEL, COMPONENT_LABEL, type ChildRef, type Component } from '../desired/index.js';
-import { describeError, type KubeClient } from '../kube.js';
-import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
+import { randomBytes } from 'node:crypto';
+import { withDefaults } from '../api/defaults.js';
+import { signingSecret } from '../desired/api.js';
+import { KIND, type RecognitionService } from '../api/types.js';
+import {
+  desiredState,
+  childName,
+  FIELD_MANAGER,
+  INSTANCE_LABEL,
+  COMPONENT_LABEL,
+  type ChildRef,
+  type Component,
+  type KubeObject,
+} from '../desired/index.js';
+import type { EventRecorder } from '../events.js';
+import { describeError, HANDOVER_MANAGER, type KubeClient } from '../kube.js';
+import { computeStatus, sameJson, RestartTracker, type ObservedDeployment, type ObservedPod } from '../status.js';
+
+export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
 
 export interface ReconcileCaches {
   getResource(namespace: string, name: string): RecognitionService | undefined;
   listPods(namespace: string): ObservedPod[];
   getDeployment(namespace: string, name: string): ObservedDeployment | undefined;
+  /** A child from the informer caches; undefined when not cached (or no informer watches that kind). */
+  getChild?(ref: ChildRef): KubernetesObject | undefined;
   /** Whether a child is in a cache; undefined when no informer watches that kind. */
   childExists?(ref: ChildRef): boolean | undefined;
 }
 
 export interface ReconcileResult {
-  /** Children applied this time. */
+  /** Children applied (written) this time. */
   applied: number;
   deleted: number;
   statusWritten: boolean;
+}
+
+export interface ReconcilerOptions {
+  clusterDomain?: string;
+  events?: EventRecorder;
+  now?: () => Date;
 }
 
 export class ReconcileError extends Error {
@@ -32,60 +62,231 @@ export class ReconcileError extends Error {
   }
 }
 
+type Live = KubernetesObject & { spec?: { replicas?: number }; metadata?: { managedFields?: Array<{ manager?: string; operation?: string; fieldsV1?: unknown }> } };
+
+function refOf(obj: KubeObject): ChildRef {
+  return { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
+}
+
+function describeRef(ref: ChildRef): string {
+  return `${ref.kind} ${ref.namespace}/${ref.name}`;
+}
+
+/** Whether this RecognitionService (by uid) is the object's controller. */
+export function controlledBy(obj: KubernetesObject, rs: RecognitionService): boolean {
+  const owner = obj.metadata?.ownerReferences?.find((o) => o.controller);
+  return owner !== undefined && owner.kind === KIND && owner.uid === rs.metadata.uid;
+}
+
+/** A short hash of what the operator applies, stamped on the child to tell a spec change from drift. */
+export function desiredHash(obj: KubeObject): string {
+  return crypto.createHash('sha256').update(JSON.stringify(obj)).digest('hex').slice(0, 16);
+}
+
+/**
+ * Every field of `want` is in `live` with an equal value (lists element by element, same
+ * length). client-node's model objects rename a few members (`from` → `_from`), hence the
+ * second lookup. A false negative only costs an apply that changes nothing.
+ */
+export function contains(live: unknown, want: unknown): boolean {
+  if (want === null || typeof want !== 'object') {
+    if (typeof want === 'number' && typeof live === 'string') return String(want) === live;
+    // The API server writes quantities canonically ("20000" comes back as "20k").
+    if (typeof want === 'string' && typeof live === 'string' && live !== want) {
+      const a = quantity(want);
+      return a !== undefined && a === quantity(live);
+    }
+    return live === want;
+  }
+  if (Array.isArray(want)) {
+    return Array.isArray(live) && live.length === want.length && want.every((w, i) => contains(live[i], w));
+  }
+  if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
+  const l = live as Record<string, unknown>;
+  return Object.entries(want as Record<string, unknown>).every(([k, v]) => v === undefined || contains(k in l ? l[k] : l[`_${k}`], v));
+}
+
+const QUANTITY_SUFFIX: Record<string, number> = {
+  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** The value of a Kubernetes resource quantity ("500m", "1Gi", "20k", "1e3"), or undefined. */
+export function quantity(s: string): number | undefined {
+  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(s);
+  if (!m) return undefined;
+  const base = Number(m[1]) * (m[2] ? 10 ** Number(m[2].slice(1)) : QUANTITY_SUFFIX[m[3] ?? '']);
+  return Number.isFinite(base) ? base : undefined;
+}
+
+/** Whether the operator's own field manager holds spec.replicas (set while no HPA existed). */
+function ownsReplicas(live: Live): boolean {
+  return (live.metadata?.managedFields ?? []).some((m) => {
+    if (m.manager !== FIELD_MANAGER || m.operation !== 'Apply') return false;
+    const spec = (m.fieldsV1 as Record<string, Record<string, unknown>> | undefined)?.['f:spec'];
+    return spec !== undefined && 'f:replicas' in spec;
+  });
+}
+
 export class RecognitionServiceReconciler {
+  private readonly restarts = new RestartTracker();
+  /** Optional children confirmed absent, by "namespace/name|uid/kind/child", at the generation checked. */
+  private readonly absent = new Map<string, number>();
+  /** Resources (by uid) whose signing-key Secret is known to exist: one POST per resource, not one per reconcile. */
+  private readonly signingKeys = new Set<string>();
+  private readonly now: () => Date;
+
   constructor(
     private readonly kube: KubeClient,
     private readonly caches: ReconcileCaches,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+    private readonly opts: ReconcilerOptions = {},
+  ) {
+    this.now = opts.now ?? (() => new Date());
+  }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const [namespace, name] = key.split('/');
     const rs = this.caches.getResource(namespace, name);
     // Gone or going: owner references let the garbage collector remove the children.
-    if (!rs || rs.metadata.deletionTimestamp) return { applied: 0, deleted: 0, statusWritten: false };
+    if (!rs || rs.metadata.deletionTimestamp) {
+      this.restarts.forget(key);
+      if (rs?.metadata.uid) this.signingKeys.delete(rs.metadata.uid);
+      for (const k of this.absent.keys()) if (k.startsWith(`${key}|`)) this.absent.delete(k);
+      return { applied: 0, deleted: 0, statusWritten: false };
+    }
 
     const caps = await this.kube.capabilities();
-    const desired = desiredState(rs, caps);
+    const desired = desiredState(rs, caps, { clusterDomain: this.opts.clusterDomain });
     const deployments: Partial<Record<Component, ObservedDeployment>> = {};
     let applied = 0;
     let deleted = 0;
-    let failure: { message: string; reason: string } | undefined;
+    const failures: Array<{ message: string; reason: string }> = [];
     try {
+      // Before the Deployment that reads it; created once, so the key (and every link) stays.
+      // Created once and never rewritten (every link stays valid); the operator may only create
+      // Secrets, so it remembers instead of reading: steady-state reconciles send no POST.
+      const uid = rs.metadata.uid ?? key;
+      const secret = this.signingKeys.has(uid) ? undefined : signingSecret(withDefaults(rs), randomBytes(32).toString('base64url'));
+      if (secret) {
+        if (await this.kube.createIfAbsent(secret)) applied++;
+        this.signingKeys.add(uid);
+      }
       for (const obj of desired.apply) {
-        const result = await this.kube.apply<KubernetesObject & ObservedDeployment>(obj);
-        applied++;
-        if (obj.kind === 'Deployment') {
-          const component = obj.metadata.labels?.[COMPONENT_LABEL] as Component;
-          deployments[component] = result;
+        const result = await this.applyChild(rs, obj, failures);
+        if (result.written) applied++;
+        if (obj.kind === 'Deployment' && result.live) {
+          deployments[obj.metadata.labels?.[COMPONENT_LABEL] as Component] = result.live as ObservedDeployment;
         }
       }
-      for (const ref of desired.remove) {
-        // Skip the DELETE when the cache says it is already gone (most reconciles).
-        if (this.caches.childExists?.(ref) === false) continue;
-        if (await this.kube.deleteIfExists(ref)) deleted++;
-      }
+      for (const ref of desired.remove) if (await this.removeChild(rs, ref)) deleted++;
     } catch (err) {
       const status = (err as { code?: number }).code;
-      failure = { message: describeError(err), reason: typeof status === 'number' ? String(status) : (err as Error).name ?? 'Error' };
+      failures.push({ message: describeError(err), reason: typeof status === 'number' ? String(status) : ((err as Error).name ?? 'Error') });
     }
 
     for (const c of ['api', 'triton'] as const) {
       deployments[c] ??= this.caches.getDeployment(namespace, childName(rs, c));
     }
-    const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name);
+    const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name && !p.metadata.deletionTimestamp);
+    const now = this.now();
+    const recentRestarts = this.restarts.observe(pods, now, key);
     const byComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
     const status = computeStatus(
       rs,
-      { api: deployments.api, triton: deployments.triton, pods: { api: byComponent('api'), triton: byComponent('triton') }, reconcileError: failure?.message },
-      this.now(),
+      {
+        api: deployments.api,
+        triton: deployments.triton,
+        pods: { api: byComponent('api'), triton: byComponent('triton') },
+        reconcileError: failures.length > 0 ? failures.map((f) => f.message).join('; ') : undefined,
+        clusterDomain: this.opts.clusterDomain,
+        recentRestarts,
+      },
+      now,
     );
     let statusWritten = false;
     if (!sameJson(status, rs.status ?? {})) {
-      await this.kube.writeStatus(rs, status);
-      statusWritten = true;
+      statusWritten = await this.kube.writeStatus(rs, status);
+      if (statusWritten) this.recordTransitions(rs, status);
     }
-    if (failure) throw new ReconcileError(failure.message, failure.reason);
+    if (failures.length > 0) throw new ReconcileError(failures.map((f) => f.message).join('; '), failures[0].reason);
     return { applied, deleted, statusWritten };
+  }
+
+  /** Applies one child unless it is foreign or already as desired. */
+  private async applyChild(
+    rs: RecognitionService,
+    desiredObj: KubeObject,
+    failures: Array<{ message: string; reason: string }>,
+  ): Promise<{ written: boolean; live?: Live }> {
+    const ref = refOf(desiredObj);
+    const hash = desiredHash(desiredObj);
+    const obj: KubeObject = {
+      ...desiredObj,
+      metadata: { ...desiredObj.metadata, annotations: { ...(desiredObj.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } },
+    };
+    // The caches hold only objects labelled as ours; anything else must be looked up.
+    const live = (this.caches.getChild?.(ref) as Live | undefined) ?? (await this.kube.get<Live>(ref));
+    if (live && !controlledBy(live, rs)) {
+      const owner = live.metadata?.ownerReferences?.find((o) => o.controller);
+      const message = `${describeRef(ref)} exists and is not controlled by this RecognitionService${owner ? ` (controller: ${owner.kind} ${owner.name})` : ''}: not adopted; delete or rename it`;
+      failures.push({ message, reason: 'OwnershipConflict' });
+      this.opts.events?.record(rs, 'Warning', 'AdoptionRefused', 'Adopt', message);
+      return { written: false };
+    }
+    if (live && live.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] === hash && contains(live, { ...obj, apiVersion: undefined, kind: undefined })) {
+      return { written: false, live };
+    }
+    // Handing replicas to a new HPA: a second manager keeps the current count while the
+    // operator's apply drops the field, so the Deployment is not reset to 1 replica.
+    if (live && ref.kind === 'Deployment' && (obj.spec as { replicas?: number }).replicas === undefined && ownsReplicas(live)) {
+      await this.kube.apply(
+        { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: ref.name, namespace: ref.namespace }, spec: { replicas: live.spec?.replicas ?? 1 } },
+        undefined,
+        HANDOVER_MANAGER,
+      );
+    }
+    const result = await this.kube.apply<Live>(obj);
+    this.opts.events?.record(
+      rs,
+      'Normal',
+      live ? 'Updated' : 'Created',
+      live ? 'Update' : 'Create',
+      `${live ? 'updated' : 'created'} ${describeRef(ref)}`,
+    );
+    return { written: true, live: result };
+  }
+
+  /** Deletes a switched-off child if it exists and is ours; remembers its absence per generation. */
+  private async removeChild(rs: RecognitionService, ref: ChildRef): Promise<boolean> {
+    const memo = `${rs.metadata.namespace}/${rs.metadata.name}|${rs.metadata.uid}/${ref.kind}/${ref.name}`;
+    const generation = rs.metadata.generation ?? 0;
+    if (this.absent.get(memo) === generation) return false;
+    const cached = this.caches.childExists?.(ref);
+    if (cached === false) return false;
+    const live = cached === true ? this.caches.getChild?.(ref) ?? (await this.kube.get(ref)) : await this.kube.get(ref);
+    if (!live) {
+      // Without an informer for the kind, only a spec change (new generation) can bring it back.
+      if (cached === undefined) this.absent.set(memo, generation);
+      return false;
+    }
+    if (!controlledBy(live, rs)) return false; // someone else's: never ours to delete
+    const gone = await this.kube.deleteIfExists(ref, live.metadata?.uid);
+    if (gone) this.opts.events?.record(rs, 'Normal', 'Deleted', 'Delete', `deleted ${describeRef(ref)} (switched off in the spec)`);
+    if (cached === undefined) this.absent.set(memo, generation);
+    return gone;
+  }
+
+  /** Events for what changed in the status: degraded (and why), ready again. */
+  private recordTransitions(rs: RecognitionService, next: NonNullable<RecognitionService['status']>): void {
+    const events = this.opts.events;
+    if (!events) return;
+    const cond = (s: RecognitionService['status'], type: string) => s?.conditions?.find((c) => c.type === type);
+    const was = cond(rs.status, 'Degraded');
+    const now = cond(next, 'Degraded');
+    if (now?.status === 'True' && (was?.status !== 'True' || was.reason !== now.reason || was.message !== now.message)) {
+      events.record(rs, 'Warning', now.reason, 'Reconcile', now.message);
+    }
+    const wasReady = cond(rs.status, 'Ready')?.status === 'True';
+    if (cond(next, 'Ready')?.status === 'True' && !wasReady) events.record(rs, 'Normal', 'Ready', 'Reconcile', 'API and Triton are ready');
   }
 }

@@ -10,15 +10,35 @@ import {
   type KubeObject,
 } from './naming.js';
 
+export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
+/** Where a catalog ConfigMap is mounted in the API container. */
+const CATALOG_DIR = '/etc/recognition/catalog';
+
 /** The API stops within SHUTDOWN_TIMEOUT_MS (30 s by default); the pod gets a few seconds more. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 
-/** Settings whose `pod` is 'operator' (src/config.ts): what the operator itself decides. */
-const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService) => string>> = {
+/** The Secret the operator creates (random key) when spec.api.imageUrlSecretRef is unset. */
+export function signingSecretName(rs: RecognitionService): string {
+  return `${childName(rs, 'api')}-image-url`;
+}
+
+/** Where the API's images go, as IMAGE_STORE and S3_* (a PVC is mounted at DATA_DIR/images: `local`). */
+const s3Of = (rs: RecognitionService) => rs.spec.api.imageStorage?.s3;
+
+/** Settings whose `pod` is 'operator' (src/config.ts): what the operator itself decides; undefined: unset. */
+const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDomain?: string) => string | undefined>> = {
+  imageStore: (rs) => {
+    const s3 = s3Of(rs);
+    return s3 ? `s3://${s3.bucket}/${s3.prefix}`.replace(/\/+$/, '') : 'local';
+  },
+  modelCatalog: (rs) => (rs.spec.api.catalogConfigMapRef ? `${CATALOG_DIR}/catalog.json` : undefined),
+  s3Endpoint: (rs) => s3Of(rs)?.endpoint,
+  s3Region: (rs) => s3Of(rs)?.region,
+  s3ForcePathStyle: (rs) => (s3Of(rs) ? String(s3Of(rs)!.forcePathStyle) : undefined),
   host: () => '0.0.0.0',
   dataDir: () => '/data',
   // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
-  tritonUrl: (rs) => tritonGrpcTarget(rs),
+  tritonUrl: (rs, clusterDomain) => tritonGrpcTarget(rs, clusterDomain),
   tritonModelName: (rs) => rs.spec.triton.modelName,
   // The API reads that model's catalog (family, pre-processing, labels) from its own image.
   modelName: (rs) => rs.spec.triton.modelName,
@@ -26,27 +46,30 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService) => string>>
   shutdownTimeoutMs: () => String(SHUTDOWN_TIMEOUT_MS),
 };
 
-function podValue(rs: RecognitionService, name: SettingName, setting: Setting<unknown>): EnvVar | undefined {
+function podValue(rs: RecognitionService, name: SettingName, setting: Setting<unknown>, clusterDomain?: string): EnvVar | undefined {
   const source = setting.pod;
   if (source === undefined) return undefined;
   if (source === 'operator') {
     const compute = COMPUTED[name];
     if (!compute) throw new Error(`setting ${name}: pod 'operator' but the operator computes no value for it`);
-    return { name: setting.env, value: compute(rs) };
+    const value = compute(rs, clusterDomain);
+    return value === undefined ? undefined : { name: setting.env, value };
   }
   const api = rs.spec.api as unknown as Record<string, unknown>;
   if (source === 'spec') {
-    const value = api[name];
-    return value === undefined ? undefined : { name: setting.env, value: String(value as string | number) };
+    const value = api[name] as string | number | undefined;
+    return value === undefined ? undefined : { name: setting.env, value: String(value) };
   }
-  const ref = api[source.secretRef] as { name: string; key: string } | undefined;
+  let ref = api[source.secretRef] as { name: string; key: string } | undefined;
+  // No signing-key foot-gun: every replica gets the same key, from the operator's own Secret.
+  if (ref === undefined && source.secretRef === 'imageUrlSecretRef') ref = { name: signingSecretName(rs), key: SIGNING_SECRET_KEY };
   return ref && { name: setting.env, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
 }
 
 /** Environment of the API container, from the settings table of src/config.ts. Extra env overrides by name. */
-export function apiEnv(rs: RecognitionService): EnvVar[] {
+export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
   const own = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
-    .map(([name, setting]) => podValue(rs, name, setting))
+    .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
     .filter((e): e is EnvVar => e !== undefined);
   const extra = rs.spec.api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
@@ -59,7 +82,7 @@ export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton
   return (rs.spec.autoscaling?.enabled ?? true) && r.max > r.min;
 }
 
-export function apiDeployment(rs: RecognitionService): KubeObject {
+export function apiDeployment(rs: RecognitionService, clusterDomain?: string): KubeObject {
   const api = rs.spec.api;
   const labels = selectorLabels(rs, 'api');
   const probe = (path: string, period: number, failures: number) => ({
@@ -99,7 +122,8 @@ export function apiDeployment(rs: RecognitionService): KubeObject {
                 { name: 'http', containerPort: api.port, protocol: 'TCP' },
                 { name: 'metrics', containerPort: api.metricsPort, protocol: 'TCP' },
               ],
-              env: apiEnv(rs),
+              env: apiEnv(rs, clusterDomain),
+              ...(s3Of(rs)?.credentialsSecretRef && { envFrom: [{ secretRef: { name: s3Of(rs)!.credentialsSecretRef!.name } }] }),
               resources: api.resources,
               startupProbe: probe('/healthz', 2, 30),
               livenessProbe: probe('/healthz', 10, 3),
@@ -112,12 +136,18 @@ export function apiDeployment(rs: RecognitionService): KubeObject {
               volumeMounts: [
                 { name: 'data', mountPath: '/data' },
                 { name: 'tmp', mountPath: '/tmp' },
+                ...(api.imageStorage?.pvc ? [{ name: 'images', mountPath: '/data/images' }] : []),
+                ...(api.catalogConfigMapRef ? [{ name: 'catalog', mountPath: CATALOG_DIR, readOnly: true }] : []),
               ],
             },
           ],
           volumes: [
             { name: 'data', emptyDir: {} },
             { name: 'tmp', emptyDir: {} },
+            ...(api.imageStorage?.pvc ? [{ name: 'images', persistentVolumeClaim: { claimName: api.imageStorage.pvc.claimName } }] : []),
+            ...(api.catalogConfigMapRef
+              ? [{ name: 'catalog', configMap: { name: api.catalogConfigMapRef.name, items: [{ key: api.catalogConfigMapRef.key, path: 'catalog.json' }] } }]
+              : []),
           ],
         },
       },
@@ -146,3 +176,18 @@ export function apiService(rs: RecognitionService): KubeObject {
 }
 
 export { childName };
+
+/**
+ * The operator-owned signing-key Secret, created once with a random key and never rewritten
+ * (the reconciler creates it only when absent: rewriting would invalidate every link).
+ */
+export function signingSecret(rs: RecognitionService, key: string): KubeObject | undefined {
+  if (rs.spec.api.imageUrlSecretRef !== undefined) return undefined;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: childMeta(rs, 'api', signingSecretName(rs)),
+    type: 'Opaque',
+    stringData: { [SIGNING_SECRET_KEY]: key },
+  } as KubeObject;
+}

@@ -42,10 +42,15 @@ export interface ClusterCapabilities {
   serviceMonitor: boolean;
 }
 
-export function desiredState(resource: RecognitionService, caps: ClusterCapabilities): DesiredState {
+export interface DesiredOptions {
+  /** The cluster's DNS domain (kubelet --cluster-domain), for service addresses. */
+  clusterDomain?: string;
+}
+
+export function desiredState(resource: RecognitionService, caps: ClusterCapabilities, opts: DesiredOptions = {}): DesiredState {
   const rs = withDefaults(resource);
   const ns = rs.metadata.namespace;
-  const apply: KubeObject[] = [tritonService(rs), tritonDeployment(rs), apiService(rs), apiDeployment(rs)];
+  const apply: KubeObject[] = [tritonService(rs), tritonDeployment(rs), apiService(rs), apiDeployment(rs, opts.clusterDomain)];
   const remove: ChildRef[] = [];
   const optional = (obj: KubeObject | undefined, apiVersion: string, kind: string, name: string) => {
     if (obj) apply.push(obj);

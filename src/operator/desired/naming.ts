@@ -77,9 +77,11 @@ export function childMeta(rs: RecognitionService, component: Component, name = c
   };
 }
 
+export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
+
 /** The Triton gRPC address the API dials: DNS of the headless Service, resolved to every pod. */
-export function tritonGrpcTarget(rs: RecognitionService): string {
-  return `dns:///${childName(rs, 'triton')}.${rs.metadata.namespace}.svc.cluster.local:${TRITON_GRPC_PORT}`;
+export function tritonGrpcTarget(rs: RecognitionService, clusterDomain = DEFAULT_CLUSTER_DOMAIN): string {
+  return `dns:///${childName(rs, 'triton')}.${rs.metadata.namespace}.svc.${clusterDomain}:${TRITON_GRPC_PORT}`;
 }
 
 export function apiUrl(rs: RecognitionService): string {

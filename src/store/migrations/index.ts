@@ -8,6 +8,7 @@ import * as m0001 from './0001_initial.js';
 import * as m0100 from './0100_limits.js';
 import * as m0200 from './0200_charging.js';
 import * as m0300 from './0300_console.js';
+import * as m0400 from './0400_image_retention.js';
 
 export interface Migration {
   name: string;
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   { name: '0100_limits', ...m0100 },
   { name: '0200_charging', ...m0200 },
   { name: '0300_console', ...m0300 },
+  { name: '0400_image_retention', ...m0400 },
 ];

@@ -18,6 +18,10 @@ export interface K8sTools {
   kubeApiserver: string;
   kubectl?: string;
   helm?: string;
+  /** For the cluster e2e suite (scripts/k8s-tools.sh builds them too). */
+  kubeControllerManager?: string;
+  kubeScheduler?: string;
+  kwok?: string;
 }
 
 export function toolsDir(): string {
@@ -49,7 +53,31 @@ export function findTools(): { tools?: K8sTools; missing: string } {
     if (process.env.CI === 'true') throw new Error(message);
     return { missing: message };
   }
-  return { tools: { etcd: etcd!, kubeApiserver: kubeApiserver!, kubectl, helm }, missing: '' };
+  return {
+    tools: {
+      etcd: etcd!,
+      kubeApiserver: kubeApiserver!,
+      kubectl,
+      helm,
+      kubeControllerManager: executable(path.join(dir, 'kube-controller-manager')),
+      kubeScheduler: executable(path.join(dir, 'kube-scheduler')),
+      kwok: executable(path.join(dir, 'kwok')),
+    },
+    missing: '',
+  };
+}
+
+/** The whole simulated cluster's tools, or the reason they are missing (a failure under CI=true). */
+export function findClusterTools(): { tools?: Required<Pick<K8sTools, 'kubeControllerManager' | 'kubeScheduler' | 'kwok'>> & K8sTools; missing: string } {
+  const { tools, missing } = findTools();
+  if (!tools) return { missing };
+  const absent = [!tools.kubeControllerManager && 'kube-controller-manager', !tools.kubeScheduler && 'kube-scheduler', !tools.kwok && 'kwok'].filter(Boolean).join(', ');
+  if (absent) {
+    const message = `${absent} not installed in ${toolsDir()}: run scripts/k8s-tools.sh install`;
+    if (process.env.CI === 'true') throw new Error(message);
+    return { missing: message };
+  }
+  return { tools: tools as never, missing: '' };
 }
 
 export function findHelm(): string | undefined {
@@ -88,6 +116,8 @@ export interface TestUser {
 export interface TestCluster {
   server: string;
   dir: string;
+  /** The service-account signing key (kube-controller-manager's tokens controller). */
+  saKeyFile: string;
   admin: TestUser;
   /** A user with no rights until the test binds a role to it (RBAC tests). */
   restricted: TestUser;
@@ -97,14 +127,14 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-function startProcess(cmd: string, args: string[], logFile: string): ChildProcess {
+export function startProcess(cmd: string, args: string[], logFile: string): ChildProcess {
   const out = fs.openSync(logFile, 'a');
   const child = spawn(cmd, args, { stdio: ['ignore', out, out] });
   fs.closeSync(out);
   return child;
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
+export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
@@ -197,7 +227,7 @@ export async function startCluster(tools: K8sTools): Promise<TestCluster> {
     fs.writeFileSync(file, kubeConfig(user).exportConfig(), { mode: 0o600 });
     return file;
   };
-  return { server, dir, admin, restricted, kubeConfig, kubeConfigFile, stop };
+  return { server, dir, saKeyFile: path.join(dir, 'sa.key'), admin, restricted, kubeConfig, kubeConfigFile, stop };
 }
 
 /** Polls until fn returns a value that is not undefined (or throws the last error at the deadline). */
@@ -213,5 +243,95 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, what: stri
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String((last as Error).message ?? last)}` : ''}`);
     await sleep(200);
+  }
+}
+
+/**
+ * The rest of a cluster on top of startCluster(): the real kube-controller-manager (Deployment,
+ * ReplicaSet, HPA, garbage collector...) and kube-scheduler, and kwok playing the kubelets of
+ * fake nodes with the stages in test/operator/e2e/kwok-stages.yaml. Each on free loopback
+ * ports, logging into the cluster's temp dir.
+ */
+export async function startControllers(
+  cluster: TestCluster,
+  tools: Required<Pick<K8sTools, 'kubeControllerManager' | 'kubeScheduler' | 'kwok'>>,
+  stagesFile: string,
+): Promise<{ stop(): Promise<void> }> {
+  const kubeconfig = cluster.kubeConfigFile();
+  const [kcmPort, schedPort, kwokPort] = [await freePort(), await freePort(), await freePort()];
+  const kcm = startProcess(tools.kubeControllerManager, [
+    `--kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${kcmPort}`,
+    '--leader-elect=false',
+    `--service-account-private-key-file=${cluster.saKeyFile}`,
+    '--use-service-account-credentials=false',
+    // No kubelets renew node Leases the way the node lifecycle controller expects: keep it off.
+    '--controllers=*,-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-cloud-node-lifecycle-controller',
+    '--horizontal-pod-autoscaler-sync-period=2s',
+    '--horizontal-pod-autoscaler-downscale-stabilization=5s',
+    '--concurrent-deployment-syncs=10',
+    '--concurrent-replicaset-syncs=10',
+    '--v=1',
+  ], path.join(cluster.dir, 'kube-controller-manager.log'));
+  const scheduler = startProcess(tools.kubeScheduler, [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${schedPort}`,
+    '--leader-elect=false',
+    '--v=1',
+  ], path.join(cluster.dir, 'kube-scheduler.log'));
+  const kwok = startProcess(tools.kwok, [
+    `--kubeconfig=${kubeconfig}`,
+    `--config=${stagesFile}`,
+    '--manage-all-nodes=false',
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    '--cidr=10.244.0.1/16',
+    '--node-ip=10.0.0.1',
+    `--server-address=127.0.0.1:${kwokPort}`,
+    '--v=INFO',
+  ], path.join(cluster.dir, 'kwok.log'));
+  const procs = [kcm, scheduler, kwok];
+  await sleep(500);
+  for (const [p, name] of [[kcm, 'kube-controller-manager'], [scheduler, 'kube-scheduler'], [kwok, 'kwok']] as const) {
+    if (p.exitCode !== null) {
+      const log = fs.readFileSync(path.join(cluster.dir, `${name}.log`), 'utf8').slice(-3000);
+      await Promise.all(procs.map(stopProcess));
+      throw new Error(`${name} exited at start:\n${log}`);
+    }
+  }
+  return { stop: async () => void (await Promise.all(procs.map(stopProcess))) };
+}
+
+/** A fake node kwok manages, with the given capacity (add 'nvidia.com/gpu' for a GPU node). */
+export function fakeNode(name: string, capacity: Record<string, string>, labels: Record<string, string> = {}, taints: Array<Record<string, string>> = []) {
+  const full = { cpu: '32', memory: '128Gi', pods: '110', ...capacity };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { 'kubernetes.io/hostname': name, type: 'kwok', ...labels } },
+    spec: { taints },
+    status: { capacity: full, allocatable: full },
+  };
+}
+
+/**
+ * Creates fake nodes, waits until kwok reports them Ready, then sets their taints: the API
+ * server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready at creation, and
+ * the node lifecycle controller that would lift it is off (no kubelet renews node Leases).
+ */
+export async function addFakeNodes(kc: KubeConfig, nodes: Array<ReturnType<typeof fakeNode>>): Promise<void> {
+  const { CoreV1Api, PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+  const core = kc.makeApiClient(CoreV1Api);
+  for (const n of nodes) await core.createNode({ body: n as never });
+  await eventually(async () => {
+    const all = (await core.listNode()).items;
+    const ready = all.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    return ready.length >= nodes.length ? true : undefined;
+  }, `${nodes.length} fake nodes Ready (kwok)`, 120_000);
+  for (const n of nodes) {
+    await core.patchNode({ name: n.metadata.name, body: { spec: { taints: n.spec.taints } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   }
 }

@@ -30,7 +30,7 @@ async function raw(method: string, path: string, body?: unknown, extra: Record<s
 async function parse<T>(res: Response): Promise<T> {
   if (res.status === 204) return undefined as T;
   const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok) throw new ApiFailure(res.status, String(data.error_code ?? 'UNKNOWN'), String(data.message ?? res.statusText));
+  if (!res.ok) throw new ApiFailure(res.status, String((data.error_code as string | undefined) ?? 'UNKNOWN'), String((data.message as string | undefined) ?? res.statusText));
   return data as T;
 }
 

@@ -1,5 +1,5 @@
 /** Inline SVG pictures: requests per day (stacked), a quota gauge, feedback bars, an image with its boxes. */
-import type { DayUsage, Detection } from './api.js';
+import type { Detection } from './api.js';
 import { h, s } from './dom.js';
 
 const COLORS = { done: '#2f855a', error: '#c53030', refused: '#d69e2e', good: '#2f855a', neutral: '#718096', bad: '#c53030' };

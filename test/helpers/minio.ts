@@ -1,0 +1,124 @@
+/**
+ * A real S3 server for the image-store tests: the MinIO binary built by scripts/minio.sh,
+ * started on 127.0.0.1 with a free port and a temporary data directory. Under CI=true a
+ * missing binary fails the test; elsewhere the test skips and says what to run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { eventually } from './eventually.js';
+
+export const MINIO_USER = 'recog-test';
+export const MINIO_PASSWORD = 'recog-test-secret-key';
+
+function binDir(): string {
+  return process.env.MINIO_BIN_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recognition-service', 'bin');
+}
+
+/** The MinIO binary, or a reason to skip (outside CI). Throws under CI=true. */
+export function findMinio(): { bin: string } | { skip: string } {
+  const bin = path.join(binDir(), 'minio');
+  if (existsSync(bin)) return { bin };
+  const message = `MinIO not installed in ${binDir()}: run scripts/minio.sh`;
+  if (process.env.CI === 'true') throw new Error(message);
+  return { skip: message };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface MinioServer {
+  endpoint: string;
+  /** The settings an app needs to use `bucket` on this server (credentials: AWS_* in process.env). */
+  env(bucket: string, prefix?: string): Record<string, string>;
+  createBucket(name: string): Promise<void>;
+  client(): S3Client;
+  /** Kills the server (an outage); start() brings it back on the same port and data. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startMinio(bin: string): Promise<MinioServer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'recog-minio-'));
+  const port = await freePort();
+  const consolePort = await freePort();
+  const endpoint = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  let output = '';
+
+  const client = () =>
+    new S3Client({
+      endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD },
+    });
+
+  async function start(): Promise<void> {
+    child = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
+      env: { ...process.env, MINIO_ROOT_USER: MINIO_USER, MINIO_ROOT_PASSWORD: MINIO_PASSWORD, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`minio exited (${code}): ${output.slice(-2000)}`))));
+    exited.catch(() => {});
+    await Promise.race([
+      eventually(async () => {
+        const res = await fetch(`${endpoint}/minio/health/ready`).catch(() => null);
+        return res?.status === 200;
+      }, 60_000).then((ok) => {
+        if (!ok) throw new Error(`minio did not become ready: ${output.slice(-2000)}`);
+      }),
+      exited,
+    ]);
+  }
+
+  async function stop(): Promise<void> {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null) return;
+    const gone = new Promise((resolve) => c.once('exit', resolve));
+    c.kill('SIGKILL');
+    await gone;
+  }
+
+  await start();
+  return {
+    endpoint,
+    env: (bucket, prefix = 'images') => ({
+      IMAGE_STORE: `s3://${bucket}/${prefix}`,
+      S3_ENDPOINT: endpoint,
+      S3_REGION: 'us-east-1',
+      S3_FORCE_PATH_STYLE: 'true',
+    }),
+    async createBucket(name) {
+      const c = client();
+      try {
+        await c.send(new CreateBucketCommand({ Bucket: name }));
+      } finally {
+        c.destroy();
+      }
+    },
+    client,
+    stop,
+    start,
+    async close() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

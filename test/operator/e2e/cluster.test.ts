@@ -1,0 +1,171 @@
+/**
+ * The operator on a whole simulated cluster: the real kube-apiserver, kube-controller-manager
+ * (Deployments, ReplicaSets, the HPA controller, the garbage collector) and kube-scheduler,
+ * and kwok playing the kubelets of fake nodes (GPU nodes with nvidia.com/gpu capacity and
+ * plain CPU nodes). kwok stages (./kwok-stages.yaml) make pods of marked images crash-loop,
+ * fail to pull, or be OOMKilled; the scheduler itself reports pods no node can take.
+ * scripts/k8s-tools.sh builds every tool; under CI=true a missing one fails the suite.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { RecognitionOperator } from '../../../src/operator/operator.js';
+import { toClientModel } from '../../../src/operator/kube.js';
+import type { Condition, RecognitionService } from '../../../src/operator/api/types.js';
+import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
+
+type Any = any;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const STAGES = path.join(ROOT, 'test/operator/e2e/kwok-stages.yaml');
+const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
+const NS = 'e2e';
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const GOOD_IMAGE = 'recognition-service:0.1.0';
+
+const { tools, missing } = findClusterTools();
+if (!tools) console.log(`# operator cluster e2e skipped: ${missing}`);
+
+const yamlDocs = (file: string): Any[] => parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
+const cond = (rs: RecognitionService, type: string): Condition | undefined => rs.status?.conditions?.find((c) => c.type === type);
+
+describe('operator on a simulated cluster (kube-controller-manager, kube-scheduler, kwok)', { skip: tools ? false : missing }, () => {
+  let cluster: TestCluster;
+  let controllers: { stop(): Promise<void> } | undefined;
+  let operator: RecognitionOperator | undefined;
+  let custom: CustomObjectsApi;
+  let apps: AppsV1Api;
+  let core: CoreV1Api;
+
+  const getRs = async (name = 'vision') => (await custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name })) as RecognitionService;
+  const patchRs = (body: Any, name = 'vision') => custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name, body }, merge);
+  /** Waits for a status the predicate accepts, for the current generation. */
+  const status = (what: string, ok: (rs: RecognitionService) => boolean, timeoutMs = 90_000) =>
+    eventually(async () => {
+      const rs = await getRs();
+      return rs.status?.observedGeneration === rs.metadata.generation && ok(rs) ? rs : undefined;
+    }, what, timeoutMs);
+  const ready = () => status('Ready', (rs) => cond(rs, 'Ready')?.status === 'True');
+  const degraded = (reason: string) => status(`Degraded ${reason}`, (rs) => cond(rs, 'Degraded')?.status === 'True' && cond(rs, 'Degraded')?.reason === reason);
+
+  before(async () => {
+    cluster = await startCluster(tools!);
+    try {
+      controllers = await startControllers(cluster, tools!, STAGES);
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    const kc = cluster.kubeConfig();
+    custom = kc.makeApiClient(CustomObjectsApi);
+    apps = kc.makeApiClient(AppsV1Api);
+    core = kc.makeApiClient(CoreV1Api);
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+    for (const crd of yamlDocs(path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'))) {
+      await ext.createCustomResourceDefinition({ body: toClientModel(crd as KubernetesObject) });
+      await eventually(async () => {
+        const got = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
+        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+      }, 'CRD established');
+    }
+    for (const name of [NS, 'recognition-system']) await core.createNamespace({ body: { metadata: { name } } });
+    // Three GPU nodes (tainted, as GPU pools are) and two CPU nodes.
+    const gpuTaint = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];
+    await addFakeNodes(kc, [
+      ...[0, 1, 2].map((i) => fakeNode(`gpu-${i}`, { 'nvidia.com/gpu': '2' }, { 'nvidia.com/gpu.present': 'true' }, gpuTaint)),
+      ...[0, 1].map((i) => fakeNode(`cpu-${i}`, {})),
+    ]);
+
+    operator = new RecognitionOperator({
+      kubeConfig: kc,
+      leaseNamespace: 'recognition-system',
+      identity: 'e2e-operator',
+      leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 },
+      backoff: { baseDelayMs: 200, maxDelayMs: 3_000 },
+      resyncPeriodMs: 30_000,
+      clusterDomain: 'e2e.local',
+    });
+    await operator.start();
+    await eventually(async () => (operator!.isLeader ? true : undefined), 'operator leads');
+  });
+
+  after(async () => {
+    await operator?.stop();
+    await controllers?.stop();
+    await cluster?.stop();
+  });
+
+  test('a RecognitionService becomes Ready through the real controllers; Triton lands on GPU nodes', async () => {
+    const sample = yamlDocs(path.join(ROOT, 'crds/samples/recognitionservice-minimal.yaml'))[0];
+    sample.metadata.namespace = NS;
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: sample });
+    // The HPA controller lifts the API from 1 replica to its min of 2: never Ready before.
+    const rs = await ready();
+    assert.ok((rs.status?.api?.availableReplicas ?? 0) >= 2, 'Ready only with replicas.min API pods available');
+    assert.equal(rs.status?.triton?.endpoint, 'dns:///vision-triton.e2e.svc.e2e.local:8001', 'the configured cluster domain');
+    const pods = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=triton' })).items;
+    assert.ok(pods.length >= 1);
+    for (const p of pods) assert.match(p.spec?.nodeName ?? '', /^gpu-/, `${p.metadata?.name} on a GPU node`);
+    const events = (await cluster.kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: 'regarding.name=vision' })).items;
+    assert.ok(events.some((e) => e.reason === 'Created'));
+    assert.ok(events.some((e) => e.reason === 'Ready'));
+  });
+
+  test('a Triton pod no node can take: Degraded Unschedulable with the scheduler\'s message; recovers', async () => {
+    await patchRs({ spec: { triton: { gpus: 4 } } });
+    const rs = await degraded('Unschedulable');
+    assert.match(cond(rs, 'Degraded')!.message, /cannot be scheduled: 0\/5 nodes are available: .*Insufficient nvidia\.com\/gpu/);
+    assert.equal(cond(rs, 'Ready')?.status, 'False');
+    await patchRs({ spec: { triton: { gpus: 1 } } });
+    await ready();
+  });
+
+  for (const [image, reason, message] of [
+    ['e2e.invalid/crashloop:1', 'CrashLoopBackOff', /container api: CrashLoopBackOff \(last exit 1 Error\), 6 restarts/],
+    ['e2e.invalid/pullerror:1', 'ImagePullBackOff', /container api: ImagePullBackOff: Back-off pulling image/],
+    ['e2e.invalid/oomkilled:1', 'OOMKilled', /container api was OOMKilled/],
+  ] as const) {
+    test(`API pods with ${reason}: Degraded naming the pod; Ready again after a fix`, async () => {
+      await patchRs({ spec: { api: { image } } });
+      const rs = await degraded(reason);
+      assert.match(cond(rs, 'Degraded')!.message, /pod vision-api-[a-z0-9]+-[a-z0-9]+ /);
+      assert.match(cond(rs, 'Degraded')!.message, message);
+      assert.equal(cond(rs, 'Ready')?.status, 'False');
+      await patchRs({ spec: { api: { image: GOOD_IMAGE } } });
+      await ready();
+    });
+  }
+
+  test('scale down with autoscaling off: the Deployment and its pods follow, status stays Ready', async () => {
+    await patchRs({ spec: { autoscaling: { enabled: false }, api: { replicas: { min: 1, max: 1 } } } });
+    await eventually(async () => ((await apps.readNamespacedDeployment({ name: 'vision-api', namespace: NS })).spec?.replicas === 1 ? true : undefined), 'Deployment at 1');
+    await eventually(async () => {
+      const pods = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=api' })).items;
+      return pods.length === 1 ? true : undefined;
+    }, 'one API pod left');
+    const rs = await ready();
+    assert.equal(rs.status?.api?.summary, '1/1');
+  });
+
+  test('deleting the RecognitionService removes every child through the garbage collector', async () => {
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision' });
+    await eventually(async () => {
+      const deps = (await apps.listNamespacedDeployment({ namespace: NS })).items;
+      const pods = (await core.listNamespacedPod({ namespace: NS })).items;
+      const svcs = (await core.listNamespacedService({ namespace: NS })).items;
+      return deps.length + pods.length + svcs.length === 0 ? true : undefined;
+    }, 'children and pods gone', 90_000);
+  });
+});
