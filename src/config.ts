@@ -251,6 +251,7 @@ export const SETTINGS = {
     defaultDoc: 'all cores',
     read: (r: Reader): number => r.number('INFERENCE_THREADS', os.availableParallelism(), 1, 256, true),
   } satisfies Setting<number>,
+  inferenceMaxBatch: int('INFERENCE_MAX_BATCH', 'embedded backend: calls already waiting when the session frees up run as one batch of up to this many images (1: one at a time)', { default: 1, min: 1, max: 64 }),
 
   syncTimeoutMs: int('SYNC_TIMEOUT_MS', "sync deadline (and each batch image's), in ms; past it 408", {
     default: 29_000, min: 100, max: 600_000, pod: 'spec', crd: true,

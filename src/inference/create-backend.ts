@@ -14,5 +14,6 @@ export function createInferenceBackend(config: Config): InferenceBackend {
     modelName: config.modelName,
     modelVersion: '1',
     threads: config.inferenceThreads,
+    maxBatch: config.inferenceMaxBatch,
   });
 }

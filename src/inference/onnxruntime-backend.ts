@@ -30,6 +30,12 @@ export interface OnnxRuntimeBackendOptions {
   maxQueue?: number;
   /** Let idle ORT threads spin-wait (lower latency alone, but steals CPU from decoding). Default false. */
   spin?: boolean;
+  /**
+   * Dynamic batching: when the session frees up, the calls already waiting (same input
+   * shapes after the batch dimension) run as one batch of up to this many rows, then
+   * each caller gets its own rows back. No call waits for others to arrive. Default 1.
+   */
+  maxBatch?: number;
 }
 
 const ORT_TO_KSERVE: Record<string, TensorDataType> = {
@@ -79,10 +85,12 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   private worker?: Worker;
   private meta?: ModelMetadata;
   private readonly queue: Job[] = [];
-  /** The job on the worker and its request id. */
-  private running?: { id: number; job: Job };
+  /** The jobs on the worker (one batch) and its request id. */
+  private running?: { id: number; jobs: Job[] };
+  private readonly maxBatch: number;
   private nextId = 1;
   private runs = 0;
+  private executions = 0;
   private idleWaiters: Array<() => void> = [];
   private relaunches = 0;
   private relaunchTimer?: NodeJS.Timeout;
@@ -92,6 +100,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   constructor(private readonly options: OnnxRuntimeBackendOptions) {
     this.threads = options.threads ?? os.availableParallelism();
     this.maxQueue = options.maxQueue ?? 256;
+    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 1));
   }
 
   /** Callers waiting for the session (not counting the one running). */
@@ -102,6 +111,11 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   /** Inferences the session has finished since start (warm-up excluded). */
   get completedRuns(): number {
     return this.runs;
+  }
+
+  /** Session runs since start: fewer than completedRuns when calls were batched. */
+  get completedExecutions(): number {
+    return this.executions;
   }
 
   async start(): Promise<void> {
@@ -277,23 +291,54 @@ export class OnnxRuntimeBackend implements InferenceBackend {
       for (const wake of this.idleWaiters.splice(0)) wake();
       return;
     }
+    const jobs = [job, ...this.takeCompanions(job)];
     const id = this.nextId++;
-    this.running = { id, job };
+    this.running = { id, jobs };
     // Inputs are copied to the worker (not transferred): the caller keeps its buffers.
-    this.worker.postMessage({ id, inputs: job.inputs });
+    this.worker.postMessage({ id, inputs: jobs.length === 1 ? job.inputs : concatRows(jobs.map((j) => j.inputs)) });
+  }
+
+  /** Waiting jobs that can join `first` in one batch: same shapes after dim 0, rows within maxBatch. */
+  private takeCompanions(first: Job): Job[] {
+    const taken: Job[] = [];
+    let rows = first.inputs[0]?.dims[0] ?? 1;
+    for (let i = 0; i < this.queue.length && rows < this.maxBatch; ) {
+      const job = this.queue[i]!;
+      const late = job.settled ? undefined : rejection(job.options);
+      if (late) job.reject(late);
+      if (job.settled) {
+        this.queue.splice(i, 1);
+        continue;
+      }
+      const n = job.inputs[0]?.dims[0] ?? 1;
+      if (rows + n <= this.maxBatch && sameTail(first.inputs, job.inputs)) {
+        this.queue.splice(i, 1);
+        taken.push(job);
+        rows += n;
+      } else {
+        i++;
+      }
+    }
+    return taken;
   }
 
   private onReply(m: WorkerReply): void {
     if ((m.kind !== 'result' && m.kind !== 'error') || this.running?.id !== m.id) return;
-    const { job } = this.running;
+    const { jobs } = this.running;
     this.running = undefined;
     if (m.kind === 'result') {
-      this.runs++;
-      const outputs = new Map<string, Tensor>();
-      for (const o of m.outputs) outputs.set(o.name, { name: o.name, datatype: ORT_TO_KSERVE[o.type] ?? 'FP32', shape: o.dims, data: o.data });
-      job.resolve(outputs);
+      this.runs += jobs.length;
+      this.executions++;
+      const parts = jobs.length === 1 ? [m.outputs] : splitRows(m.outputs, jobs.map((j) => j.inputs[0]?.dims[0] ?? 1));
+      jobs.forEach((job, i) => {
+        const part = parts?.[i];
+        if (!part) return job.reject(new InferenceError('INTERNAL', 'ONNX Runtime returned outputs without the batch dimension first'));
+        const outputs = new Map<string, Tensor>();
+        for (const o of part) outputs.set(o.name, { name: o.name, datatype: ORT_TO_KSERVE[o.type] ?? 'FP32', shape: o.dims, data: o.data });
+        job.resolve(outputs);
+      });
     } else {
-      job.reject(new InferenceError('INTERNAL', `ONNX Runtime failed: ${m.message}`));
+      for (const job of jobs) job.reject(new InferenceError('INTERNAL', `ONNX Runtime failed: ${m.message}`));
     }
     if (this.state === 'closed') {
       for (const wake of this.idleWaiters.splice(0)) wake();
@@ -312,7 +357,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     this.worker = undefined;
     if (this.state !== 'closed') this.state = 'failed';
     const err = new InferenceError('UNAVAILABLE', reason);
-    this.running?.job.reject(err);
+    for (const job of this.running?.jobs ?? []) job.reject(err);
     this.running = undefined;
     for (const job of this.queue.splice(0)) job.reject(err);
     for (const wake of this.idleWaiters.splice(0)) wake();
@@ -342,6 +387,45 @@ function rejection(options: InferOptions): InferenceError | undefined {
   if (options.signal?.aborted) return new InferenceError('CANCELLED', 'inference cancelled by the caller');
   if (options.deadline !== undefined && options.deadline <= Date.now()) return new InferenceError('DEADLINE_EXCEEDED', 'the inference deadline passed before it could start');
   return undefined;
+}
+
+/** Same names, types and dimensions after the first (the batch) in every input. */
+function sameTail(a: WireTensor[], b: WireTensor[]): boolean {
+  return a.length === b.length && a.every((t, i) => {
+    const u = b[i]!;
+    return t.name === u.name && t.type === u.type && t.dims.length === u.dims.length && t.dims.every((d, k) => k === 0 || d === u.dims[k]);
+  });
+}
+
+/** The jobs' inputs stacked along dim 0 into one batch. */
+function concatRows(inputs: WireTensor[][]): WireTensor[] {
+  return inputs[0]!.map((first, i) => {
+    const parts = inputs.map((job) => job[i]!);
+    const Ctor = first.data.constructor as new (n: number) => WireTensor['data'];
+    const data = new Ctor(parts.reduce((n, p) => n + p.data.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      (data as Float32Array).set(p.data as Float32Array, at);
+      at += p.data.length;
+    }
+    return { name: first.name, type: first.type, dims: [parts.reduce((n, p) => n + p.dims[0]!, 0), ...first.dims.slice(1)], data };
+  });
+}
+
+/** One batch's outputs cut back into each job's rows; undefined when an output is not batch-first. */
+function splitRows(outputs: WireTensor[], rows: number[]): WireTensor[][] | undefined {
+  const total = rows.reduce((a, b) => a + b, 0);
+  if (outputs.some((o) => o.dims[0] !== total)) return undefined;
+  const result: WireTensor[][] = rows.map(() => []);
+  for (const o of outputs) {
+    const per = o.data.length / total;
+    let row = 0;
+    rows.forEach((n, j) => {
+      result[j]!.push({ name: o.name, type: o.type, dims: [n, ...o.dims.slice(1)], data: o.data.slice(row * per, (row + n) * per) as WireTensor['data'] });
+      row += n;
+    });
+  }
+  return result;
 }
 
 function toSpec(s: WireSpec): TensorSpec {

@@ -1,0 +1,120 @@
+/**
+ * `npm run bench -- api`: the three rates issue 12 compares, in one run on this machine:
+ *   (a) bare model: the embedded ONNX Runtime backend on a tensor made once;
+ *   (b) full pipeline alone: Detector.detect on the JPEG bytes (decode, resize, infer,
+ *       postprocess), no HTTP or database;
+ *   (c) API sync at saturation: POST /v1/cv/requests/sync over real HTTP on loopback,
+ *       embedded backend, PostgreSQL from TEST_DATABASE_URL, in-memory limiter, base64 body.
+ * All three use the service's own configuration (INFERENCE_THREADS etc.). They take turns
+ * (a, b, c, a, b, c, ...) in short slices and the medians of the per-slice rates are
+ * compared, so load from other users of the machine weighs on all three alike. The load
+ * average is printed before and after: read the figures with it.
+ */
+import os from 'node:os';
+import sharp from 'sharp';
+import { loadConfig } from '../src/config.js';
+import { createInferenceBackend } from '../src/inference/create-backend.js';
+import { Detector } from '../src/inference/detector.js';
+import { toModelInput } from '../src/inference/families.js';
+import { prepareImage } from '../src/inference/preprocess.js';
+import { loadCatalog } from '../src/models/catalog.js';
+import { readFixture } from '../test/helpers/fixtures.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 3000);
+/** Calls in flight for (a) and (b): enough that the session's queue never runs dry. */
+const IN_FLIGHT = 3;
+/** HTTP callers for (c): more than (b) needs, so decode of one overlaps inference of others. */
+const CALLERS = Number(process.env.BENCH_CALLERS ?? 6);
+
+async function rate(task: () => Promise<unknown>, ms: number, inFlight: number): Promise<number> {
+  const start = performance.now();
+  const end = start + ms;
+  let count = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < end) {
+        await task();
+        count++;
+      }
+    }),
+  );
+  return count / ((performance.now() - start) / 1000);
+}
+
+const median = (v: number[]): number => {
+  const s = [...v].sort((x, y) => x - y);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const load = (): string => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+
+export async function run(): Promise<void> {
+  let helpers: typeof import('../test/helpers/app.js');
+  try {
+    helpers = await import('../test/helpers/app.js');
+    const { createTestDatabase } = await import('../test/helpers/services.js');
+    await (await createTestDatabase()).drop();
+  } catch (err) {
+    process.stdout.write(`skipped: (c) needs the test PostgreSQL (TEST_DATABASE_URL): ${(err as Error).message}\n`);
+    return;
+  }
+  const config = loadConfig();
+  const catalog = await loadCatalog(config.modelCatalog);
+  const backend = createInferenceBackend(config);
+  await backend.start();
+  const api = await helpers.buildTestApp({ LOG_LEVEL: 'silent' });
+  try {
+    const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
+    const png = readFixture('basketball1.png');
+    const jpeg = await sharp(png).jpeg({ quality: 90 }).toBuffer();
+    const { input } = detector.spec;
+    const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit });
+    const tensor = toModelInput(prepared.tensor, prepared.geometry, detector.spec);
+
+    const key = await api.newKey({ rateLimit: 1_000_000, quota: 1_000_000 });
+    const address = await api.app.listen({ host: '127.0.0.1', port: 0 });
+    const body = JSON.stringify(jpeg.toString('base64'));
+    let seq = 0;
+    const tasks = {
+      a: () => backend.infer([tensor]),
+      b: () => detector.detect(jpeg),
+      c: async () => {
+        const res = await fetch(`${address}/v1/cv/requests/sync`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+          body: `{"external_id":"bench-${process.pid}-${++seq}","image_base64":${body}}`,
+        });
+        const json = (await res.json()) as { status?: string; error_code?: string };
+        if (res.status !== 200 || json.status !== 'DONE') throw new Error(`HTTP ${res.status} ${json.status ?? json.error_code}`);
+      },
+    };
+    const inFlight = { a: IN_FLIGHT, b: IN_FLIGHT, c: CALLERS };
+    // Warm-up: JIT, connection pool, sharp's caches.
+    for (const k of ['a', 'b', 'c'] as const) await rate(tasks[k], 1000, inFlight[k]);
+
+    const loadBefore = load();
+    const rates = { a: [] as number[], b: [] as number[], c: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const k of ['a', 'b', 'c'] as const) rates[k].push(await rate(tasks[k], SLICE_MS, inFlight[k]));
+    }
+    const loadAfter = load();
+    const a = median(rates.a);
+    const b = median(rates.b);
+    const c = median(rates.c);
+    const each = (v: number[]) => v.map((x) => x.toFixed(1)).join(' ');
+    const lines = [
+      `machine     ${os.availableParallelism()} cores, INFERENCE_THREADS ${config.inferenceThreads}, model ${backend.metadata().name} ${input.width}×${input.height}`,
+      `image       basketball1.png as JPEG q90, ${jpeg.length} bytes (${body.length} as base64)`,
+      `turns       ${ROUNDS} × (a, b, c), ${SLICE_MS} ms each; load average (1/5/15 min) before ${loadBefore}, after ${loadAfter}`,
+      `(a) bare model     ${a.toFixed(2)} inferences/s  median of [${each(rates.a)}]  (${IN_FLIGHT} in flight)`,
+      `(b) full pipeline  ${b.toFixed(2)} images/s      median of [${each(rates.b)}]  (${IN_FLIGHT} in flight)`,
+      `(c) API sync       ${c.toFixed(2)} requests/s    median of [${each(rates.c)}]  (${CALLERS} HTTP callers)`,
+      `c/b ${(c / b).toFixed(3)} (target ≥ 0.90: ${c / b >= 0.9 ? 'met' : 'NOT met'})   c/a ${(c / a).toFixed(3)} (target ≥ 0.85: ${c / a >= 0.85 ? 'met' : 'NOT met'})   b/a ${(b / a).toFixed(3)}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await api.close();
+    await backend.close();
+  }
+}
