@@ -64,7 +64,7 @@ test('the spec table statuses are all documented', () => {
 
 test('every catalogue code is used by an operation or is an operational one, and the docs list them all', () => {
   // Operational, or protocol-level refusals any path can get (before its route is known).
-  const operational = new Set<ErrorCode>(['ROUTE_NOT_FOUND', 'INVALID_IMAGE_SIGNATURE', 'IMAGE_NOT_FOUND', 'NOT_READY', 'METHOD_NOT_ALLOWED', 'MALFORMED_REQUEST', 'CLIENT_TIMEOUT', 'HEADERS_TOO_LARGE']);
+  const operational = new Set<ErrorCode>(['ROUTE_NOT_FOUND', 'INVALID_IMAGE_SIGNATURE', 'IMAGE_NOT_FOUND', 'IMAGE_EXPIRED', 'IMAGE_STORE_UNAVAILABLE', 'NOT_READY', 'METHOD_NOT_ALLOWED', 'MALFORMED_REQUEST', 'CLIENT_TIMEOUT', 'HEADERS_TOO_LARGE']);
   const used = new Set<ErrorCode>([...Object.values(OPERATION_ERRORS).flat(), ...CONSOLE_ERRORS]);
   const docs = readFileSync(path.join(REPO_ROOT, 'docs/api.md'), 'utf8');
   for (const code of Object.keys(ERROR_CATALOGUE) as ErrorCode[]) {
