@@ -31,6 +31,9 @@ test("the README's configuration table is what src/config.ts generates", () => {
 test('every setting the operator passes to the API pods reaches their environment', () => {
   const rs = sampleResource({}, 'vision');
   rs.spec.api.imageUrlSecretRef = { name: 'recog-secrets', key: 'IMAGE_URL_SECRET' };
+  // The optional sources the operator computes settings from (S3 store, catalog ConfigMap).
+  rs.spec.api.catalogConfigMapRef = { name: 'catalog', key: 'catalog.json' };
+  rs.spec.api.imageStorage = { s3: { bucket: 'images', prefix: 'cv', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true } };
   const env = new Map(apiEnv(rs).map((e) => [e.name, e]));
   const apiFields = Object.keys(ApiSpecSchema.properties);
   for (const [name, s] of Object.entries(SETTINGS) as Array<[string, Setting<unknown>]>) {
