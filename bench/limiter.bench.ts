@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import knexFactory from 'knex';
 import { createLimits, type KeyLimits, type LimitsService } from '../src/limits/index.js';
 
 const ITERATIONS = 5000;
@@ -56,13 +55,11 @@ export async function run(): Promise<void> {
     return;
   }
 
-  // A knex instance that never connects: the rate check does not touch PostgreSQL.
-  const knex = knexFactory({ client: 'pg', connection: {}, pool: { min: 0, max: 1 } });
   const prefix = `bench:limits:${randomBytes(6).toString('hex')}:`;
   const config = { rateLimitPerMinute: 1_000_000, lookupRateLimitPerMinute: 1_000_000 };
   const silent = { warn: () => {}, info: () => {} };
-  const redisLimits: LimitsService = await createLimits({ config, knex, redisUrl: url, keyPrefix: prefix, logger: silent });
-  const localLimits: LimitsService = await createLimits({ config, knex, logger: silent });
+  const redisLimits: LimitsService = await createLimits({ config, redisUrl: url, keyPrefix: prefix, logger: silent });
+  const localLimits: LimitsService = await createLimits({ config, logger: silent });
   // Many keys, each limited high enough that every call is admitted (the common case).
   const keys: KeyLimits[] = Array.from({ length: 100 }, () => ({
     keyId: randomBytes(16).toString('hex'),
@@ -87,7 +84,6 @@ export async function run(): Promise<void> {
     if (keysLeft.length > 0) await probe.del(...keysLeft);
     await redisLimits.close();
     await localLimits.close();
-    await knex.destroy();
     probe.disconnect();
   }
 }

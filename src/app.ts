@@ -153,7 +153,6 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
     imageStore: deps.imageStore,
     signer: deps.signer,
-    limits: deps.limits,
     settings: { syncTimeoutMs: config.syncTimeoutMs, batchConcurrency: config.batchConcurrency, maxBase64Bytes: config.imageMaxBase64Bytes },
     logger: {
       warn: (obj, msg) => app.log.warn(obj, msg),
@@ -242,7 +241,7 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
   const closers: Array<() => Promise<void>> = [];
   try {
     const metrics = new Metrics();
-    const limits = await createLimits({ config, knex: db, redisUrl: config.redisUrl, logger: log });
+    const limits = await createLimits({ config, redisUrl: config.redisUrl, logger: log });
     closers.push(() => limits.close());
     const unwatchLimiter = watchLimiter(limits, metrics);
     closers.push(async () => unwatchLimiter());

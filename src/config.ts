@@ -199,7 +199,7 @@ export const SETTINGS = {
     unset: 'unset: embedded PostgreSQL under `DATA_DIR`',
     pod: { secretRef: 'databaseUrlSecretRef' },
   }),
-  redisUrl: url('REDIS_URL', '`redis://host:6379`; rate-limit windows and quota counters shared by replicas', ['redis:', 'rediss:'], {
+  redisUrl: url('REDIS_URL', '`redis://host:6379`; rate-limit windows shared by replicas', ['redis:', 'rediss:'], {
     unset: 'unset: in-process limiter',
     pod: { secretRef: 'redisUrlSecretRef' },
   }),

@@ -123,7 +123,7 @@ export class RedisLink {
     this.probe.unref();
     this.opts.logger.warn(
       { err: { message: err.message } },
-      'limiter: Redis unreachable; rate limits fall back to this process, quota to PostgreSQL alone',
+      'limiter: Redis unreachable; rate limits fall back to this process',
     );
     this.opts.onChange(true, err.message);
   }

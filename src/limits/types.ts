@@ -1,7 +1,8 @@
 /**
- * Admission limits, in the contract's order after authentication:
- * rate limit → monthly quota → call balance. The API calls these; src/limits implements
- * them on Redis + PostgreSQL, or in-process in embedded mode.
+ * The rate limit, the first of the contract's admission limits after authentication
+ * (rate limit → monthly quota → call balance). src/limits implements it on Redis, or in
+ * this process in embedded mode. Quota and balance are charged by the request repository,
+ * in the same statement that writes the request (src/store/migrations/0500_admission.ts).
  */
 
 export type RateBucket = 'recognition' | 'lookup';
@@ -16,15 +17,6 @@ export interface RateDecision {
   retryAfterSeconds?: number;
 }
 
-export interface QuotaDecision {
-  allowed: boolean;
-  limit: number;
-  /** Usage after this reservation (or the current usage when refused). */
-  used: number;
-  /** The UTC month ('YYYY-MM') the units were counted in; pass it to releaseQuota. */
-  period?: string;
-}
-
 export interface KeyLimits {
   keyId: string;
   orgId: string;
@@ -36,20 +28,9 @@ export interface KeyLimits {
 export interface Limits {
   /** One call against the key's rolling 60 s window for that bucket. */
   checkRate(key: KeyLimits, bucket: RateBucket): Promise<RateDecision>;
-  /** Reserves `units` of this month's quota atomically; exactly the remaining count is admitted under concurrency. */
-  reserveQuota(key: KeyLimits, units: number): Promise<QuotaDecision>;
-  /**
-   * Gives back units reserved for work that never ran (e.g. an image that failed before
-   * processing). `period` (from the QuotaDecision) keeps a release right across a month
-   * boundary; without it the current month is used.
-   */
-  releaseQuota(key: KeyLimits, units: number, period?: string): Promise<void>;
-  /** Debits the organisation's call balance; false when short (balance never below zero). Unlimited when the org has none. */
-  debitBalance(orgId: string, units: number): Promise<boolean>;
-  refundBalance(orgId: string, units: number): Promise<void>;
   /**
    * Health of the limiter store (Redis, when used). `ok` stays true while Redis is down:
-   * the limiter still serves then (degraded: per-process rate limit, quota on PostgreSQL).
+   * the limiter still serves then (degraded: per-process rate limit).
    */
   ready(): Promise<{ ok: boolean; detail?: string; degraded?: boolean }>;
   close(): Promise<void>;

@@ -1,25 +1,30 @@
 /**
- * Admission: claiming the (key, external_id) slot of a sync request, charging quota then
- * balance in the contract's order, and giving back what was charged for work that never ran.
+ * Admission: the requests of one call claimed (sync idempotency), charged (quota, then
+ * balance, in the contract's order) and written, by one atomic repository call. What the
+ * repository cannot do atomically it refuses whole, so nothing here ever has to be undone.
  */
-import type { Limits } from '../limits/types.js';
+import { randomUUID } from 'node:crypto';
+import { utcMonth } from '../limits/month.js';
 import { RecognitionRejected } from './errors.js';
-import type { NewRequest, RequestRecord, RequestRepository } from './ports.js';
-import type { Caller, Logger } from './types.js';
+import type { Admit, AdmitResult, NewRequest, RequestRecord, RequestRepository } from './ports.js';
+import type { Caller } from './types.js';
 
 export interface AdmissionDeps {
-  requests: Pick<RequestRepository, 'claimSync'>;
-  limits: Pick<Limits, 'reserveQuota' | 'releaseQuota' | 'debitBalance' | 'refundBalance'>;
-  logger: Logger;
+  requests: Pick<RequestRepository, 'admit'>;
+  /** Milliseconds since the epoch; decides the quota month. */
+  now?: () => number;
 }
 
+/** A request as the use case describes it; admission gives it its id. */
+export type RequestDraft = Omit<NewRequest, 'id'>;
+
 export type SyncClaim =
-  /** The slot is ours: a fresh QUEUED record. */
+  /** The slot is ours: a fresh PROCESSING record, charged. */
   | { kind: 'claimed'; record: RequestRecord }
   /** The same image already ended DONE under this external_id: replay it, free of charge. */
   | { kind: 'replay'; record: RequestRecord };
 
-/** How often a claim is retried when its holder ended ERROR between our insert and our read. */
+/** How often a claim is retried when its holder ended ERROR between our check and our read. */
 export const CLAIM_ATTEMPTS = 3;
 
 const IN_PROGRESS = 'A request with this external_id is still processing; retry later';
@@ -30,17 +35,23 @@ export function secondsUntilNextMonthUtc(now = new Date()): number {
 }
 
 export class Admission {
-  constructor(private readonly deps: AdmissionDeps) {}
+  private readonly now: () => number;
+
+  constructor(private readonly deps: AdmissionDeps) {
+    this.now = deps.now ?? Date.now;
+  }
 
   /**
-   * Claims (key, external_id) for a sync request. A live holder with another image is 422,
-   * one still running is 409, a DONE one with the same image is replayed.
+   * Claims (key, external_id) for a sync request and charges it. A live holder with another
+   * image is 422, one still running is 409, a DONE one with the same image is replayed.
    */
-  async claimSync(request: NewRequest): Promise<SyncClaim> {
+  async admitSync(caller: Caller, draft: RequestDraft): Promise<SyncClaim> {
+    const request = { ...draft, id: randomUUID() };
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      const claim = await this.deps.requests.claimSync(request);
-      if (claim.claimed) return { kind: 'claimed', record: claim.record };
-      const existing = claim.existing;
+      const result = await this.deps.requests.admit(this.admission(caller, [request], true));
+      if (result.outcome === 'admitted') return { kind: 'claimed', record: result.records[0] };
+      if (result.outcome !== 'existing') throw this.refusal(caller, 1, result);
+      const existing = result.record;
       // The holder ended ERROR (or vanished) meanwhile: the slot is free, try again.
       if (existing === null) continue;
       if (existing.imageFingerprint !== request.imageFingerprint) {
@@ -52,49 +63,34 @@ export class Admission {
     throw new RecognitionRejected('REQUEST_IN_PROGRESS', IN_PROGRESS);
   }
 
-  /**
-   * Quota, then balance, in the contract's order; undoes what it took when a later step
-   * refuses or fails, and runs `undo` (e.g. removing the claimed record). Returns the quota
-   * month charged, so a give-back after midnight UTC on the 1st returns to the month it came from.
-   */
-  async charge(caller: Caller, units: number, undo: () => Promise<void>): Promise<string | undefined> {
-    const { limits } = this.deps;
-    let quotaTaken = false;
-    let period: string | undefined;
-    try {
-      const quota = await limits.reserveQuota(caller.limits, units);
-      if (!quota.allowed) {
-        await undo();
-        throw new RecognitionRejected('MONTHLY_QUOTA_EXCEEDED', `Monthly quota of ${quota.limit} requests exceeded (used ${quota.used})`, {
-          retryAfterSeconds: secondsUntilNextMonthUtc(),
-        });
-      }
-      quotaTaken = true;
-      period = quota.period;
-      const paid = await limits.debitBalance(caller.orgId, units);
-      if (!paid) {
-        await limits.releaseQuota(caller.limits, units, period);
-        quotaTaken = false;
-        await undo();
-        throw new RecognitionRejected('INSUFFICIENT_BALANCE', `Insufficient API calls balance: this call needs ${units}`);
-      }
-    } catch (err) {
-      if (!(err instanceof RecognitionRejected)) {
-        if (quotaTaken) await limits.releaseQuota(caller.limits, units, period).catch(() => {});
-        await undo().catch(() => {});
-      }
-      throw err;
-    }
-    return period;
+  /** Charges one unit per request and writes them QUEUED, all or none; records in the drafts' order. */
+  async admitBatch(caller: Caller, drafts: RequestDraft[]): Promise<RequestRecord[]> {
+    if (drafts.length === 0) return [];
+    const requests = drafts.map((d) => ({ ...d, id: randomUUID() }));
+    const result = await this.deps.requests.admit(this.admission(caller, requests, false));
+    if (result.outcome === 'admitted') return result.records;
+    if (result.outcome === 'existing') throw new Error('a batch admission reported an idempotency holder');
+    throw this.refusal(caller, requests.length, result);
   }
 
-  /** Returns quota and balance for work that never ran; logs rather than throws. */
-  async giveBack(caller: Caller, units: number, period: string | undefined): Promise<void> {
-    try {
-      await this.deps.limits.releaseQuota(caller.limits, units, period);
-      await this.deps.limits.refundBalance(caller.orgId, units);
-    } catch (err) {
-      this.deps.logger.error({ err, keyId: caller.keyId, units }, 'could not give back quota/balance');
+  private admission(caller: Caller, requests: NewRequest[], idempotent: boolean): Admit {
+    return {
+      keyId: caller.keyId,
+      orgId: caller.orgId,
+      quota: caller.limits.monthlyQuota,
+      month: utcMonth(this.now()),
+      idempotent,
+      status: idempotent ? 'PROCESSING' : 'QUEUED',
+      requests,
+    };
+  }
+
+  private refusal(caller: Caller, units: number, result: Extract<AdmitResult, { outcome: 'quota' | 'balance' }>): RecognitionRejected {
+    if (result.outcome === 'quota') {
+      return new RecognitionRejected('MONTHLY_QUOTA_EXCEEDED', `Monthly quota of ${caller.limits.monthlyQuota} requests exceeded (used ${result.used})`, {
+        retryAfterSeconds: secondsUntilNextMonthUtc(new Date(this.now())),
+      });
     }
+    return new RecognitionRejected('INSUFFICIENT_BALANCE', `Insufficient API calls balance: this call needs ${units}`);
   }
 }

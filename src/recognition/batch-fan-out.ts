@@ -1,20 +1,18 @@
 /**
  * Batch fan-out: 1–10 URLs, each its own request, run through the deadline pipeline with
  * bounded concurrency; one image's failure never affects the others. Only accepted images
- * are charged, and refused ones are given back after the run.
+ * are charged, and one refused before processing is given back with the removal of its row.
  */
 import { ImageError } from '../images/errors.js';
 import type { ImageFetcher } from '../images/types.js';
 import type { Admission } from './admission.js';
 import { observeOutcome, TIMEOUT_MESSAGE, type DeadlinePipeline, type Outcome } from './deadline-pipeline.js';
-import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, RecognitionObserver } from './types.js';
 import { failedBeforeProcessing, toBatchEntry, type BatchCVResult, type BatchImageResult } from './views.js';
 
 export interface BatchDeps {
-  admission: Pick<Admission, 'charge' | 'giveBack'>;
+  admission: Pick<Admission, 'admitBatch'>;
   pipeline: Pick<DeadlinePipeline, 'run'>;
-  requests: Pick<RequestRepository, 'createQueued'>;
   fetcher: Pick<ImageFetcher, 'validate'>;
   observer?: RecognitionObserver;
   concurrency: number;
@@ -47,30 +45,21 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
       entries[index] = failedBeforeProcessing(url, err.message);
     }
   });
-  const charged = accepted.length;
-  const period = charged > 0 ? await deps.admission.charge(caller, charged, async () => {}) : undefined;
+  // One statement charges quota and balance for the accepted images and writes their rows,
+  // each recording its charge, so a crash or a 5xx refunds it.
+  const records = await deps.admission.admitBatch(
+    caller,
+    accepted.map(({ url }) => ({
+      keyId: caller.keyId,
+      orgId: caller.orgId,
+      kind: 'batch' as const,
+      externalId: input.externalId,
+      source: 'url' as const,
+      sourceUrl: url,
+      imageFingerprint: `url:${url}`,
+    })),
+  );
   deps.observer?.batchSize(n);
-
-  let records: RequestRecord[];
-  try {
-    records = await deps.requests.createQueued(
-      accepted.map(({ url }) => ({
-        keyId: caller.keyId,
-        orgId: caller.orgId,
-        kind: 'batch' as const,
-        externalId: input.externalId,
-        source: 'url' as const,
-        sourceUrl: url,
-        imageFingerprint: `url:${url}`,
-        // Charged before the rows exist: each row records its unit, so a crash or a 5xx refunds it.
-        chargeMonth: period ?? null,
-      })),
-    );
-  } catch (err) {
-    if (charged > 0) await deps.admission.giveBack(caller, charged, period);
-    throw err;
-  }
-  let refunds = 0;
 
   await runBounded(accepted.length, deps.concurrency, async (i) => {
     const { index, url } = accepted[i];
@@ -85,11 +74,9 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
         entries[index] = toBatchEntry(url, outcome.record);
         break;
       case 'refused':
-        refunds++;
         entries[index] = failedBeforeProcessing(url, outcome.error.message);
         break;
       case 'overloaded':
-        refunds++;
         entries[index] = { ...failedBeforeProcessing(url, 'the service is at capacity; retry shortly'), response_code: 503 };
         break;
       case 'timeout':
@@ -100,6 +87,5 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
         break;
     }
   });
-  if (refunds > 0) await deps.admission.giveBack(caller, refunds, period);
   return { success: true, batch_id: input.externalId, total_images: n, results: entries };
 }

@@ -12,7 +12,7 @@ import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
 
 export interface PipelineDeps {
-  requests: Pick<RequestRepository, 'markImageStored' | 'markProcessing' | 'finishDone' | 'finishError' | 'failUndelivered' | 'discard' | 'findById'>;
+  requests: Pick<RequestRepository, 'markProcessing' | 'finishDone' | 'finishError' | 'failUndelivered' | 'discard' | 'findById'>;
   detector: Pick<ObjectDetector, 'detect'>;
   fetcher: Pick<ImageFetcher, 'fetch'>;
   imageStore: Pick<ImageStore, 'put' | 'delete'>;
@@ -22,9 +22,9 @@ export interface PipelineDeps {
 /** How one image's processing ended. */
 export type Outcome =
   | { kind: 'finished'; record: RequestRecord }
-  /** Refused before processing (the client's fault, 400-class); its record was removed and its charge is to be given back. */
+  /** Refused before processing (the client's fault, 400-class); its record was removed, its charge given back. */
   | { kind: 'refused'; error: ImageError }
-  /** No decode/inference slot (503 with Retry-After); its record was removed and its charge is to be given back. */
+  /** No decode/inference slot (503 with Retry-After); its record was removed, its charge given back. */
   | { kind: 'overloaded'; error: CapacityExceeded }
   | { kind: 'timeout'; record: RequestRecord | null }
   | { kind: 'internal'; error: unknown; record: RequestRecord | null };
@@ -119,10 +119,11 @@ export class DeadlinePipeline {
         // No image, no result: a DONE row must never point at an image that was not kept.
         throw new ImageStoreError(err);
       });
-      await requests.markImageStored(record.id);
       stage = 'detect';
-      if (!(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
-      const startedAt = new Date();
+      // A sync request is written PROCESSING; a batch image is QUEUED until its turn.
+      if (record.status === 'QUEUED' && !(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
+      if (signal.aborted) return { kind: 'timeout', record: null };
+      const startedAt = record.startedAt ?? new Date();
       const out = await this.deps.detector.detect(image.bytes, { deadline, signal });
       const results = filterByClasses(out.detections, caller.classes);
       stage = 'finish';
@@ -152,10 +153,15 @@ export class DeadlinePipeline {
           return { kind: 'refused', error: err };
         }
         // The client's image could not be used (download failed, undecodable): processed, charged.
-        await requests.finishError(record.id, { error: err.message, responseCode: err.upstreamStatus ?? null, processingTimeMs: Date.now() - t0 });
+        await requests.finishError(record.id, {
+          error: err.message,
+          responseCode: err.upstreamStatus ?? null,
+          processingTimeMs: Date.now() - t0,
+          imageStored: stage !== 'fetch',
+        });
       } else if (err instanceof ImageStoreError) {
         logger.warn({ err: err.cause, requestId: record.id }, 'image store write failed');
-        await requests.finishError(record.id, { error: err.message, responseCode: 503, processingTimeMs: Date.now() - t0 });
+        await requests.finishError(record.id, { error: err.message, responseCode: 503, processingTimeMs: Date.now() - t0, imageStored: false });
       } else if (err instanceof InferenceError) {
         // The service's own backend failed: the request ends ERROR and is not charged.
         await requests.finishError(record.id, { error: `inference failed: ${err.message}`, responseCode: err.responseCode, processingTimeMs: Date.now() - t0, refund: true });

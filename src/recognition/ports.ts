@@ -30,6 +30,8 @@ export interface RequestRecord {
 }
 
 export interface NewRequest {
+  /** Chosen by the caller (a random UUID), so a repeated admission finds what it wrote. */
+  id: string;
   keyId: string;
   orgId: string;
   kind: RequestKind;
@@ -37,25 +39,48 @@ export interface NewRequest {
   source: ImageSource;
   sourceUrl: string | null;
   imageFingerprint: string;
-  /**
-   * The UTC month ('YYYY-MM') its one unit of quota (and of balance) is charged in, recorded
-   * before charging so a crash can never leave a charge without a record; null: not charged.
-   */
-  chargeMonth?: string | null;
 }
 
-export type ClaimResult =
-  | { claimed: true; record: RequestRecord }
-  /** Another live request holds (key, external_id); null when it ended ERROR or vanished meanwhile. */
-  | { claimed: false; existing: RequestRecord | null };
+/** One admission: the requests of one call, charged one unit each, in one transaction. */
+export interface Admit {
+  keyId: string;
+  orgId: string;
+  /** The key's monthly quota, and the UTC month ('YYYY-MM') the units are counted in. */
+  quota: number;
+  month: string;
+  /** Sync: claim the (key, external_id) slot of the one request, or report who holds it. */
+  idempotent: boolean;
+  /** The status the rows start in: a sync request runs at once, batch images wait their turn. */
+  status: 'QUEUED' | 'PROCESSING';
+  requests: NewRequest[];
+}
+
+export type AdmitResult =
+  /** Charged, and the rows written, in the order given; each records the month it was charged in. */
+  | { outcome: 'admitted'; records: RequestRecord[] }
+  /** A live sync request holds the external_id (null: it ended ERROR meanwhile); nothing charged. */
+  | { outcome: 'existing'; record: RequestRecord | null }
+  /** The quota has no room for these units; `used` is this month's usage. Nothing charged. */
+  | { outcome: 'quota'; used: number }
+  /** The organisation's balance is short. Nothing charged. */
+  | { outcome: 'balance' };
+
+export interface RequestFailure {
+  error: string;
+  responseCode: number | null;
+  processingTimeMs?: number;
+  /** Give the charge back (the service's fault). */
+  refund?: boolean;
+  /** False when the image was never kept (it could not be fetched or stored). */
+  imageStored?: boolean;
+}
 
 export interface RequestRepository {
-  /** Inserts a QUEUED sync request unless a live one holds (key, external_id); atomic across replicas. */
-  claimSync(request: NewRequest): Promise<ClaimResult>;
-  createQueued(requests: NewRequest[]): Promise<RequestRecord[]>;
-  markImageStored(id: string): Promise<void>;
-  /** Records that the request's unit was charged in `month` (so a later refund knows where to give it back). */
-  markCharged(id: string, month: string): Promise<void>;
+  /**
+   * Claims (sync), reserves quota, debits the balance and writes the rows, all or nothing,
+   * atomic across replicas; safe to repeat after an unknown outcome.
+   */
+  admit(admission: Admit): Promise<AdmitResult>;
   /** QUEUED → PROCESSING; false when the request already ended (e.g. timed out). */
   markProcessing(id: string): Promise<boolean>;
   /** Ends an unfinished request DONE; false when it had already ended. */
@@ -65,13 +90,16 @@ export interface RequestRepository {
    * charge is given back in the same statement (the service's fault: timeout, internal error,
    * inference down), exactly once.
    */
-  finishError(id: string, failure: { error: string; responseCode: number | null; processingTimeMs?: number; refund?: boolean }): Promise<boolean>;
+  finishError(id: string, failure: RequestFailure): Promise<boolean>;
   /**
    * The client was told the request failed although it may have ended DONE (the answer could
    * not be confirmed): ends it ERROR whatever its state but ERROR, and refunds it, exactly once.
    */
   failUndelivered(id: string, error: string, responseCode: number): Promise<boolean>;
-  /** Removes an unfinished request that was refused before processing (nothing half-written stays). */
+  /**
+   * Removes an unfinished request that was refused before processing (nothing half-written
+   * stays) and gives its charge back, in one statement.
+   */
   discard(id: string): Promise<boolean>;
   findById(id: string): Promise<RequestRecord | null>;
 }

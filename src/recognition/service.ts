@@ -7,14 +7,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from '../images/types.js';
-import { utcMonth } from '../limits/month.js';
-import type { Limits } from '../limits/types.js';
-import { Admission } from './admission.js';
+import { Admission, type RequestDraft } from './admission.js';
 import { fanOutBatch } from './batch-fan-out.js';
 import { DeadlinePipeline, observeOutcome } from './deadline-pipeline.js';
 import type { ObjectDetector } from './detection.js';
 import { RecognitionRejected } from './errors.js';
-import type { FeedbackRepository, NewRequest, RequestRecord, RequestRepository } from './ports.js';
+import type { FeedbackRepository, RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source, SyncImage } from './types.js';
 import { toCVResult, type BatchCVResult, type CVResult } from './views.js';
 
@@ -38,7 +36,6 @@ export interface RecognitionDeps {
   decodeBase64(input: string, maxEncodedBytes: number): IntakeImage;
   imageStore: ImageStore;
   signer: ImageUrlSigner;
-  limits: Limits;
   settings: RecognitionSettings;
   logger: Logger;
 }
@@ -69,7 +66,7 @@ export class RecognitionService {
   async submitSync(caller: Caller, input: { externalId: string; image: SyncImage }, startedAt = Date.now()): Promise<{ result: CVResult; replayed: boolean }> {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
     const { source, fingerprint } = this.intake(input.image);
-    const request: NewRequest = {
+    const request: RequestDraft = {
       keyId: caller.keyId,
       orgId: caller.orgId,
       kind: 'sync',
@@ -79,23 +76,13 @@ export class RecognitionService {
       imageFingerprint: fingerprint,
     };
 
-    const claim = await this.admission.claimSync(request);
+    // One statement claims the external_id, charges quota and balance, and writes the row.
+    const claim = await this.admission.admitSync(caller, request);
     if (claim.kind === 'replay') {
       this.deps.observer?.recognition('replay', 'sync');
       return { result: this.view(claim.record), replayed: true };
     }
     const record = claim.record;
-    const period = await this.admission.charge(caller, 1, async () => {
-      await this.deps.requests.discard(record.id);
-    });
-    try {
-      // From here a crash, a 5xx or a timeout refunds through the row (exactly once).
-      await this.deps.requests.markCharged(record.id, period ?? utcMonth(Date.now()));
-    } catch (err) {
-      await this.admission.giveBack(caller, 1, period);
-      await this.deps.requests.discard(record.id).catch(() => {});
-      throw err;
-    }
 
     const outcome = await this.pipeline.run(caller, record, source, deadline);
     observeOutcome(this.deps.observer, outcome, 'sync');
@@ -104,7 +91,7 @@ export class RecognitionService {
         return { result: this.view(outcome.record), replayed: false };
       case 'refused':
       case 'overloaded':
-        await this.admission.giveBack(caller, 1, period);
+        // Its row was removed and its charge given back in the same statement.
         throw outcome.error;
       case 'timeout':
         throw new RecognitionRejected('PROCESSING_TIMEOUT', `Processing timed out after ${this.deps.settings.syncTimeoutMs} ms`, { externalId: input.externalId });
@@ -120,7 +107,6 @@ export class RecognitionService {
       {
         admission: this.admission,
         pipeline: this.pipeline,
-        requests: this.deps.requests,
         fetcher: this.deps.fetcher,
         observer: this.deps.observer,
         concurrency: this.deps.settings.batchConcurrency,

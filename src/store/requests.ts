@@ -1,7 +1,7 @@
 /** PostgreSQL implementation of the recognition RequestRepository. */
 import type { Knex } from 'knex';
 import type { Detection } from '../recognition/detection.js';
-import type { ClaimResult, NewRequest, RequestRecord, RequestRepository } from '../recognition/ports.js';
+import type { Admit, AdmitResult, RequestFailure, RequestRecord, RequestRepository } from '../recognition/ports.js';
 import { withDbRetry } from './db-faults.js';
 
 interface Row {
@@ -28,6 +28,12 @@ interface Row {
 
 const UNFINISHED = ['QUEUED', 'PROCESSING'];
 
+type AdmitJson =
+  | { outcome: 'admitted'; requests: Array<Record<string, unknown>> }
+  | { outcome: 'existing'; request: Record<string, unknown> | null }
+  | { outcome: 'quota'; used: number }
+  | { outcome: 'balance' };
+
 function toRecord(r: Row): RequestRecord {
   return {
     id: r.id,
@@ -51,18 +57,10 @@ function toRecord(r: Row): RequestRecord {
   };
 }
 
-function toRow(n: NewRequest, instanceId: string) {
-  return {
-    key_id: n.keyId,
-    org_id: n.orgId,
-    kind: n.kind,
-    external_id: n.externalId,
-    source: n.source,
-    source_url: n.sourceUrl,
-    image_fingerprint: n.imageFingerprint,
-    instance_id: instanceId,
-    charge_month: n.chargeMonth ?? null,
-  };
+/** A row as `to_jsonb` gives it (from recognition_admit): timestamps are ISO strings. */
+function fromJson(j: Record<string, unknown>): RequestRecord {
+  const at = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return toRecord({ ...(j as unknown as Row), created_at: at(j.created_at)!, started_at: at(j.started_at), finished_at: at(j.finished_at) });
 }
 
 /**
@@ -70,13 +68,12 @@ function toRow(n: NewRequest, instanceId: string) {
  * charged and not yet refunded: quota to key_usage (the month it was counted in), balance to
  * the organisation. One statement, so ending and refunding cannot come apart, and the
  * `refunded_at IS NULL` guard under the row lock makes the refund happen once whichever
- * replica or sweep ends the request. (The Redis quota counter may stay ahead until it is
- * rebuilt; it only ever refuses after checking PostgreSQL, so that costs nothing.)
+ * replica or sweep ends the request. Locks key_usage before organizations, as admission does.
  */
 export async function endRequests(
   db: Knex,
   where: { sql: string; bindings: Knex.Value[] },
-  end: { error: string; responseCode: number | null; processingTimeMs?: number; refund: boolean },
+  end: RequestFailure & { refund: boolean },
 ): Promise<{ ended: number; refunded: number }> {
   const { rows } = await db.raw<{ rows: Array<{ ended: number; refunded: number }> }>(
     `WITH target AS (
@@ -85,6 +82,7 @@ export async function endRequests(
      ), ended AS (
        UPDATE requests r SET status = 'ERROR', error = ?, response_code = ?,
          processing_time_ms = COALESCE(?::int, r.processing_time_ms), finished_at = now(),
+         image_stored = COALESCE(?::boolean, r.image_stored),
          refunded_at = CASE WHEN t.refund_now THEN now() ELSE r.refunded_at END
        FROM target t WHERE r.id = t.id
        RETURNING r.key_id, r.org_id, r.charge_month, t.refund_now
@@ -98,7 +96,14 @@ export async function endRequests(
        WHERE o.id = s.org_id AND o.balance IS NOT NULL
      )
      SELECT count(*)::int AS ended, (count(*) FILTER (WHERE refund_now))::int AS refunded FROM ended`,
-    [end.refund, ...where.bindings, end.error, end.responseCode, end.processingTimeMs === undefined ? null : Math.round(end.processingTimeMs)],
+    [
+      end.refund,
+      ...where.bindings,
+      end.error,
+      end.responseCode,
+      end.processingTimeMs === undefined ? null : Math.round(end.processingTimeMs),
+      end.imageStored ?? null,
+    ],
   );
   return rows[0] ?? { ended: 0, refunded: 0 };
 }
@@ -113,42 +118,43 @@ export class PgRequestRepository implements RequestRepository {
   // Transient database faults are retried where a retry cannot do harm (see db-faults.ts):
   // reads and idempotent writes always, other writes only when the statement did not apply.
 
-  async claimSync(n: NewRequest): Promise<ClaimResult> {
-    return withDbRetry(() => this.claimSyncOnce(n), { kind: 'write' });
-  }
-
-  private async claimSyncOnce(n: NewRequest): Promise<ClaimResult> {
-    // The partial unique index requests_idempotency_idx arbitrates: concurrent inserts for the
-    // same (key, external_id) wait on each other and exactly one row survives.
-    const inserted = (await this.db.raw(
-      `insert into requests (key_id, org_id, kind, external_id, source, source_url, image_fingerprint, instance_id)
-       values (:key_id, :org_id, :kind, :external_id, :source, :source_url, :image_fingerprint, :instance_id)
-       on conflict (key_id, external_id) where kind = 'sync' and status <> 'ERROR' do nothing
-       returning *`,
-      toRow({ ...n, kind: 'sync' }, this.instanceId),
-    )) as { rows: Row[] };
-    if (inserted.rows.length === 1) return { claimed: true, record: toRecord(inserted.rows[0]) };
-    const live = await this.db<Row>('requests')
-      .where({ key_id: n.keyId, external_id: n.externalId, kind: 'sync' })
-      .whereNot('status', 'ERROR')
-      .first();
-    return { claimed: false, existing: live ? toRecord(live) : null };
-  }
-
-  async createQueued(list: NewRequest[]): Promise<RequestRecord[]> {
-    if (list.length === 0) return [];
-    const rows = (await withDbRetry(() => this.db('requests').insert(list.map((n) => toRow(n, this.instanceId))).returning('*'), { kind: 'write' })) as Row[];
-    return rows.map(toRecord);
-  }
-
-  async markImageStored(id: string): Promise<void> {
-    // Setting a flag is idempotent: safe to repeat whatever happened to the first try.
-    await withDbRetry(() => this.db('requests').where({ id }).update({ image_stored: true }), { kind: 'read' });
-  }
-
-  async markCharged(id: string, month: string): Promise<void> {
-    // Idempotent: safe to repeat whatever happened to the first try.
-    await withDbRetry(() => this.db('requests').where({ id }).update({ charge_month: month }), { kind: 'read' });
+  async admit(a: Admit): Promise<AdmitResult> {
+    const requests = a.requests.map((n) => ({
+      id: n.id,
+      kind: n.kind,
+      external_id: n.externalId,
+      source: n.source,
+      source_url: n.sourceUrl,
+      image_fingerprint: n.imageFingerprint,
+    }));
+    // Safe to repeat whatever happened to the first try: the ids make a repeat find its rows.
+    const { rows } = await withDbRetry(
+      () =>
+        this.db.raw<{ rows: Array<{ r: AdmitJson }> }>(`SELECT recognition_admit(?, ?, ?, ?, ?, ?, ?, ?::jsonb) AS r`, [
+          a.keyId,
+          a.orgId,
+          a.month,
+          a.quota,
+          a.status,
+          this.instanceId,
+          a.idempotent,
+          JSON.stringify(requests),
+        ]),
+      { kind: 'read' },
+    );
+    const r = rows[0].r;
+    switch (r.outcome) {
+      case 'admitted': {
+        const byId = new Map(r.requests.map((j) => [j.id as string, fromJson(j)]));
+        return { outcome: 'admitted', records: a.requests.map((n) => byId.get(n.id)!) };
+      }
+      case 'existing':
+        return { outcome: 'existing', record: r.request === null ? null : fromJson(r.request) };
+      case 'quota':
+        return { outcome: 'quota', used: Number(r.used) };
+      case 'balance':
+        return { outcome: 'balance' };
+    }
   }
 
   async markProcessing(id: string): Promise<boolean> {
@@ -173,7 +179,7 @@ export class PgRequestRepository implements RequestRepository {
     return n === 1;
   }
 
-  async finishError(id: string, f: { error: string; responseCode: number | null; processingTimeMs?: number; refund?: boolean }): Promise<boolean> {
+  async finishError(id: string, f: RequestFailure): Promise<boolean> {
     // Conditional on the request being unfinished, so repeating it after an unknown outcome is harmless.
     const { ended } = await withDbRetry(
       () => endRequests(this.db, { sql: `id = ? AND status IN ('QUEUED', 'PROCESSING')`, bindings: [id] }, { ...f, refund: f.refund ?? false }),
@@ -191,8 +197,26 @@ export class PgRequestRepository implements RequestRepository {
   }
 
   async discard(id: string): Promise<boolean> {
-    const n = await this.db('requests').where({ id }).whereIn('status', UNFINISHED).delete();
-    return n === 1;
+    // The row and its charge go together; a repeat finds nothing to delete and gives nothing back.
+    const { rows } = await withDbRetry(
+      () =>
+        this.db.raw<{ rows: Array<{ n: number }> }>(
+          `WITH gone AS (
+             DELETE FROM requests WHERE id = ? AND status IN ('QUEUED', 'PROCESSING') AND refunded_at IS NULL
+             RETURNING key_id, org_id, charge_month
+           ), quota AS (
+             UPDATE key_usage u SET used = GREATEST(u.used - 1, 0), updated_at = now()
+             FROM gone g WHERE g.charge_month IS NOT NULL AND u.key_id = g.key_id AND u.month = g.charge_month
+           ), balance AS (
+             UPDATE organizations o SET balance = o.balance + 1
+             FROM gone g WHERE g.charge_month IS NOT NULL AND o.id = g.org_id AND o.balance IS NOT NULL
+           )
+           SELECT count(*)::int AS n FROM gone`,
+          [id],
+        ),
+      { kind: 'read' },
+    );
+    return rows[0]?.n === 1;
   }
 
   async findById(id: string): Promise<RequestRecord | null> {

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { buildTestApp, json, type TestApp } from '../helpers/app.js';
-import { readMonthlyUsage } from '../../src/limits/index.js';
+import { readMonthlyUsage } from '../../src/store/key-usage.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 /** POST /v1/cv/requests/batch: mixed good and bad URLs, each its own request, the 400 rows. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readMonthlyUsage } from '../../src/limits/index.js';
+import { readMonthlyUsage } from '../../src/store/key-usage.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 

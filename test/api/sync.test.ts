@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { buildApp } from '../../src/app.js';
-import { readMonthlyUsage } from '../../src/limits/index.js';
+import { readMonthlyUsage } from '../../src/store/key-usage.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
@@ -289,13 +289,13 @@ describe('idempotency on (key, external_id)', () => {
 
 test('500: an internal failure after the charge gives the generic body, ends the request ERROR and refunds it', async () => {
   const k = await t.newKey({ balance: 5 });
-  // The claim and the charge succeed; the pipeline's next write fails (an unknown column).
-  await t.db.raw('alter table requests rename column image_stored to image_stored_moved');
+  // The admission (claim and charge) succeeds; the pipeline's ending write fails (an unknown column).
+  await t.db.raw('alter table requests rename column model_version to model_version_moved');
   let res;
   try {
     res = await sync({ external_id: eid('internal'), image_base64: camera.toString('base64') }, k);
   } finally {
-    await t.db.raw('alter table requests rename column image_stored_moved to image_stored');
+    await t.db.raw('alter table requests rename column model_version_moved to model_version');
   }
   const body = assertError(res, 500, 'Internal Server Error', 'INTERNAL_ERROR');
   assert.equal(body.message, 'Internal error');

@@ -76,7 +76,7 @@ export function limitsFor(
 ): Promise<LimitsService> {
   const keyPrefix = extra.keyPrefix ?? uniquePrefix();
   usedPrefixes.push(keyPrefix);
-  return createLimits({ config: CONFIG, knex: db, redisUrl, logger: quietLogger, ...extra, keyPrefix });
+  return createLimits({ config: CONFIG, redisUrl, logger: quietLogger, ...extra, keyPrefix });
 }
 
 export async function dropUsedPrefixes(): Promise<void> {

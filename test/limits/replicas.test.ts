@@ -23,7 +23,7 @@ after(async () => {
 });
 
 describe('replicas sharing Redis and PostgreSQL', () => {
-  test('two limiter instances: 30 parallel checks across both admit exactly 10; quota 5 of 12 admits 5', async () => {
+  test('two limiter instances: 30 parallel checks across both admit exactly 10', async () => {
     const prefix = uniquePrefix();
     const a = await limitsFor(t.db, TEST_REDIS_URL, { keyPrefix: prefix });
     const b = await limitsFor(t.db, TEST_REDIS_URL, { keyPrefix: prefix });
@@ -31,15 +31,13 @@ describe('replicas sharing Redis and PostgreSQL', () => {
       const key = await makeKey(t.db, { quota: 5 });
       const rate = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).checkRate(key, 'recognition')));
       assert.equal(count(rate, (d) => d.allowed), 10);
-      const quota = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).reserveQuota(key, 1)));
-      assert.equal(count(quota, (q) => q.allowed), 5);
     } finally {
       await a.close();
       await b.close();
     }
   });
 
-  test('two processes: 15 + 15 parallel checks admit exactly 10; quota 5 with 6 + 6 reservations admits 5', async () => {
+  test('two processes: 15 + 15 parallel checks admit exactly 10; quota 5 with 6 + 6 admissions admits 5', async () => {
     const prefix = uniquePrefix();
     // limitsFor registers the prefix for clean-up; this instance itself is not used.
     await (await limitsFor(t.db, TEST_REDIS_URL, { keyPrefix: prefix })).close();

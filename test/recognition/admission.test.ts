@@ -1,89 +1,106 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Admission, CLAIM_ATTEMPTS, secondsUntilNextMonthUtc } from '../../src/recognition/admission.js';
+import { Admission, CLAIM_ATTEMPTS, secondsUntilNextMonthUtc, type RequestDraft } from '../../src/recognition/admission.js';
 import { RecognitionRejected } from '../../src/recognition/errors.js';
-import { caller, InMemoryLimits, InMemoryRequests, newRequest, recordingLogger } from './fakes.js';
+import type { Admit } from '../../src/recognition/ports.js';
+import { caller, InMemoryRequests } from './fakes.js';
 
-function setup(quota = 10, balance = 10) {
-  const requests = new InMemoryRequests();
-  const limits = new InMemoryLimits(quota, balance);
-  const logger = recordingLogger();
-  return { requests, limits, logger, admission: new Admission({ requests, limits, logger }) };
+function setup(quota = 10, balance: number | null = 10, now?: () => number) {
+  const requests = new InMemoryRequests(quota, balance);
+  return { requests, admission: new Admission({ requests, now }) };
 }
+
+const draft = (overrides: Partial<RequestDraft> = {}): RequestDraft => ({
+  keyId: caller.keyId,
+  orgId: caller.orgId,
+  kind: 'sync',
+  externalId: 'ext-1',
+  source: 'url',
+  sourceUrl: 'https://img.example/a.jpg',
+  imageFingerprint: 'url:https://img.example/a.jpg',
+  ...overrides,
+});
 
 const rejected = (code: string) => (err: unknown) => err instanceof RecognitionRejected && err.code === code;
 
-test('claim retries when the holder ended ERROR between insert and read, then claims', async () => {
-  const { requests, admission } = setup();
-  requests.scriptedClaims.push({ claimed: false, existing: null }, { claimed: false, existing: null });
-  const claim = await admission.claimSync(newRequest());
+test('a sync admission is one repository call: claimed, charged, written PROCESSING', async () => {
+  const { requests, admission } = setup(10, 5);
+  const claim = await admission.admitSync(caller, draft());
   assert.equal(claim.kind, 'claimed');
-  assert.equal(requests.calls.filter((c) => c === 'claimSync').length, 3);
+  assert.equal(claim.record.status, 'PROCESSING');
+  assert.deepEqual(requests.calls, ['admit']);
+  assert.deepEqual([requests.used, requests.balance], [1, 4]);
+});
+
+test('claim retries when the holder ended ERROR between check and read, then claims', async () => {
+  const { requests, admission } = setup();
+  requests.scriptedAdmits.push({ outcome: 'existing', record: null }, { outcome: 'existing', record: null });
+  const claim = await admission.admitSync(caller, draft());
+  assert.equal(claim.kind, 'claimed');
+  assert.equal(requests.calls.filter((c) => c === 'admit').length, 3);
 });
 
 test('claim gives up with 409 REQUEST_IN_PROGRESS after its attempts all find a vanished holder', async () => {
   const { requests, admission } = setup();
-  for (let i = 0; i < CLAIM_ATTEMPTS + 1; i++) requests.scriptedClaims.push({ claimed: false, existing: null });
-  await assert.rejects(admission.claimSync(newRequest()), rejected('REQUEST_IN_PROGRESS'));
-  assert.equal(requests.calls.filter((c) => c === 'claimSync').length, CLAIM_ATTEMPTS);
+  for (let i = 0; i < CLAIM_ATTEMPTS + 1; i++) requests.scriptedAdmits.push({ outcome: 'existing', record: null });
+  await assert.rejects(admission.admitSync(caller, draft()), rejected('REQUEST_IN_PROGRESS'));
+  assert.equal(requests.calls.filter((c) => c === 'admit').length, CLAIM_ATTEMPTS);
 });
 
-test('claim: a DONE holder with the same image replays, another image is 422, a running one 409', async () => {
+test('claim: a DONE holder with the same image replays free, another image is 422, a running one 409', async () => {
   const { requests, admission } = setup();
-  const first = await admission.claimSync(newRequest());
+  const first = await admission.admitSync(caller, draft());
   assert.equal(first.kind, 'claimed');
-  await assert.rejects(admission.claimSync(newRequest()), rejected('REQUEST_IN_PROGRESS'));
-  await assert.rejects(admission.claimSync(newRequest({ imageFingerprint: 'url:other' })), rejected('IDEMPOTENCY_KEY_REUSED'));
+  await assert.rejects(admission.admitSync(caller, draft()), rejected('REQUEST_IN_PROGRESS'));
+  await assert.rejects(admission.admitSync(caller, draft({ imageFingerprint: 'url:other' })), rejected('IDEMPOTENCY_KEY_REUSED'));
   await requests.finishDone(first.record.id, { results: [], model: { name: 'm', version: '1' }, processingTimeMs: 1 });
-  const again = await admission.claimSync(newRequest());
+  const again = await admission.admitSync(caller, draft());
   assert.equal(again.kind, 'replay');
   assert.equal(again.record.id, first.record.id);
+  assert.equal(requests.used, 1, 'only the first was charged');
 });
 
-test('charge takes quota then balance and returns the month charged', async () => {
-  const { limits, admission } = setup(10, 5);
-  let undone = 0;
-  const period = await admission.charge(caller, 2, async () => void undone++);
-  assert.equal(period, '2026-11');
-  assert.deepEqual([limits.used, limits.balance, undone], [2, 3, 0]);
-});
-
-test('charge rollback: balance short gives the quota back to its month and undoes the claim', async () => {
-  const { limits, admission } = setup(10, 1);
-  let undone = 0;
-  await assert.rejects(admission.charge(caller, 2, async () => void undone++), rejected('INSUFFICIENT_BALANCE'));
-  assert.deepEqual([limits.used, limits.balance, undone], [0, 1, 1]);
-  assert.deepEqual(limits.releases, [{ units: 2, period: '2026-11' }]);
-});
-
-test('charge rollback: a failing balance store releases the quota, undoes, and rethrows its error', async () => {
-  const { limits, admission } = setup(10, 10);
-  limits.failDebit = new Error('db down');
-  let undone = 0;
-  await assert.rejects(admission.charge(caller, 1, async () => void undone++), /db down/);
-  assert.deepEqual([limits.used, limits.balance, undone], [0, 10, 1]);
-});
-
-test('charge: quota exhausted is 429 with Retry-After to next month, nothing taken, claim undone', async () => {
-  const { limits, admission } = setup(1, 10);
-  let undone = 0;
-  await admission.charge(caller, 1, async () => {});
-  const err = await admission.charge(caller, 1, async () => void undone++).catch((e: unknown) => e);
+test('quota exhausted is 429 with Retry-After to next month; a short balance is 402; nothing written', async () => {
+  const { requests, admission } = setup(1, 10);
+  await admission.admitSync(caller, draft({ externalId: 'a' }));
+  const err = await admission.admitSync(caller, draft({ externalId: 'b' })).catch((e: unknown) => e);
   assert.ok(rejected('MONTHLY_QUOTA_EXCEEDED')(err));
   assert.ok((err as RecognitionRejected).details.retryAfterSeconds! >= 1);
-  assert.deepEqual([limits.used, limits.balance, undone], [1, 9, 1]);
+
+  const poor = setup(10, 1);
+  await assert.rejects(poor.admission.admitBatch(caller, [draft({ kind: 'batch' }), draft({ kind: 'batch' })]), rejected('INSUFFICIENT_BALANCE'));
+  assert.equal(poor.requests.rows.size, 0);
+  assert.deepEqual([poor.requests.used, poor.requests.balance], [0, 1]);
+  assert.equal(requests.rows.size, 1);
 });
 
-test('giveBack returns quota and balance; a failure is logged, never thrown', async () => {
-  const { limits, logger, admission } = setup(10, 10);
-  await admission.charge(caller, 3, async () => {});
-  await admission.giveBack(caller, 3, '2026-11');
-  assert.deepEqual([limits.used, limits.balance], [0, 10]);
-  limits.releaseQuota = async () => {
-    throw new Error('redis down');
-  };
-  await admission.giveBack(caller, 1, '2026-11');
-  assert.deepEqual(logger.errors, ['could not give back quota/balance']);
+test('a batch is admitted whole, QUEUED, in the drafts order, with distinct ids; an empty one costs nothing', async () => {
+  const { requests, admission } = setup(10, null);
+  const drafts = ['https://a/1', 'https://a/2', 'https://a/3'].map((u) => draft({ kind: 'batch', externalId: 'b', sourceUrl: u, imageFingerprint: `url:${u}` }));
+  const records = await admission.admitBatch(caller, drafts);
+  assert.deepEqual(records.map((r) => r.sourceUrl), ['https://a/1', 'https://a/2', 'https://a/3']);
+  assert.ok(records.every((r) => r.status === 'QUEUED'));
+  assert.equal(new Set(records.map((r) => r.id)).size, 3);
+  assert.deepEqual([requests.used, requests.balance], [3, null]);
+  assert.deepEqual(await admission.admitBatch(caller, []), []);
+  assert.equal(requests.calls.length, 1);
+});
+
+test('the quota month is the UTC month of the admission, whatever the local time', async () => {
+  const seen: Admit[] = [];
+  const admission = new Admission({
+    requests: {
+      admit: async (a) => {
+        seen.push(a);
+        return { outcome: 'quota', used: 0 };
+      },
+    },
+    now: () => Date.parse('2026-02-28T23:30:00-05:00'),
+  });
+  await assert.rejects(admission.admitSync(caller, draft()), rejected('MONTHLY_QUOTA_EXCEEDED'));
+  assert.equal(seen[0].month, '2026-03');
+  assert.equal(seen[0].quota, caller.limits.monthlyQuota);
+  assert.equal(seen[0].idempotent, true);
 });
 
 test('secondsUntilNextMonthUtc counts to the first of next month, UTC', () => {

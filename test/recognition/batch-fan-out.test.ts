@@ -5,17 +5,14 @@ import { Admission } from '../../src/recognition/admission.js';
 import { fanOutBatch, runBounded, type BatchDeps } from '../../src/recognition/batch-fan-out.js';
 import type { Outcome } from '../../src/recognition/deadline-pipeline.js';
 import type { RequestRecord } from '../../src/recognition/ports.js';
-import { caller, InMemoryLimits, InMemoryRequests, recordingLogger } from './fakes.js';
+import { caller, InMemoryRequests } from './fakes.js';
 
 /** A batch whose pipeline answers per URL from `script`. */
-function setup(script: (url: string, record: RequestRecord) => Promise<Outcome>, limits = new InMemoryLimits(100, 100)) {
-  const requests = new InMemoryRequests();
-  const logger = recordingLogger();
+function setup(script: (url: string, record: RequestRecord, requests: InMemoryRequests) => Promise<Outcome>, requests = new InMemoryRequests(100, 100)) {
   const sizes: number[] = [];
   const deps: BatchDeps = {
-    admission: new Admission({ requests, limits, logger }),
-    pipeline: { run: (_c, record, source) => script(source.kind === 'url' ? source.url : '', record) },
-    requests,
+    admission: new Admission({ requests }),
+    pipeline: { run: (_c, record, source) => script(source.kind === 'url' ? source.url : '', record, requests) },
     fetcher: {
       validate: (url) => {
         if (!url.startsWith('https://')) throw new ImageError('INVALID_IMAGE_URL', 'only https');
@@ -24,23 +21,27 @@ function setup(script: (url: string, record: RequestRecord) => Promise<Outcome>,
     observer: { recognition: () => {}, batchSize: (n) => sizes.push(n) },
     concurrency: 2,
   };
-  return { deps, requests, limits, sizes };
+  return { deps, requests, sizes };
 }
 
 const done = (record: RequestRecord): Outcome => ({ kind: 'finished', record: { ...record, status: 'DONE' } });
 
 test('URLs refused on sight are FAILED and free; only accepted ones are charged', async () => {
-  const { deps, limits, sizes } = setup(async (_u, r) => done(r));
+  const { deps, requests, sizes } = setup(async (_u, r) => done(r));
   const out = await fanOutBatch(deps, caller, { urls: ['https://a/1.jpg', 'ftp://b', 'https://a/2.jpg'], externalId: 'b1' }, Date.now() + 5_000);
   assert.deepEqual(out.results.map((e) => e.status), ['DONE', 'FAILED', 'DONE']);
   assert.equal(out.results[1].request_id, null);
-  assert.deepEqual([limits.used, limits.balance], [2, 98]);
+  assert.deepEqual([requests.used, requests.balance], [2, 98]);
   assert.deepEqual(sizes, [3]);
 });
 
 test('one image refused after DNS is given back; a failing image never affects the others', async () => {
-  const { deps, limits } = setup(async (url, r) => {
-    if (url.endsWith('/refused')) return { kind: 'refused', error: new ImageError('INVALID_IMAGE_URL', 'private address') };
+  const { deps, requests } = setup(async (url, r, repo) => {
+    if (url.endsWith('/refused')) {
+      // The pipeline removes a refused image's row, which gives its charge back.
+      await repo.discard(r.id);
+      return { kind: 'refused', error: new ImageError('INVALID_IMAGE_URL', 'private address') };
+    }
     if (url.endsWith('/boom')) throw new Error('unexpected');
     if (url.endsWith('/slow')) return { kind: 'timeout', record: null };
     return done(r);
@@ -55,22 +56,27 @@ test('one image refused after DNS is given back; a failing image never affects t
       ['DONE', null, false],
     ],
   );
-  assert.deepEqual([limits.used, limits.balance], [3, 97]);
+  assert.deepEqual([requests.used, requests.balance], [3, 97]);
 });
 
-test('a failure to create the records gives the whole charge back', async () => {
-  const { deps, requests, limits } = setup(async (_u, r) => done(r));
-  requests.createQueued = async () => {
+test('a failing admission fails the batch with nothing run', async () => {
+  let ran = 0;
+  const { deps, requests } = setup(async (_u, r) => {
+    ran++;
+    return done(r);
+  });
+  requests.admit = async () => {
     throw new Error('db down');
   };
   await assert.rejects(fanOutBatch(deps, caller, { urls: ['https://a/1', 'https://a/2'], externalId: null }, Date.now() + 5_000), /db down/);
-  assert.deepEqual([limits.used, limits.balance], [0, 100]);
+  assert.equal(ran, 0);
 });
 
 test('an insufficient balance refuses the batch before any record is written', async () => {
-  const { deps, requests } = setup(async (_u, r) => done(r), new InMemoryLimits(100, 1));
+  const { deps, requests, sizes } = setup(async (_u, r) => done(r), new InMemoryRequests(100, 1));
   await assert.rejects(fanOutBatch(deps, caller, { urls: ['https://a/1', 'https://a/2'], externalId: null }, Date.now() + 5_000), { code: 'INSUFFICIENT_BALANCE' });
   assert.equal(requests.rows.size, 0);
+  assert.deepEqual(sizes, [], 'a refused batch is not counted');
 });
 
 test('runBounded never runs more than the limit at once and runs every task', async () => {

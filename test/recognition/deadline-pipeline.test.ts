@@ -33,10 +33,12 @@ function setup(detect: (bytes: Uint8Array, o?: DetectOptions) => Promise<Detecti
   return { requests, stored, logger, pipeline };
 }
 
-async function claimed(requests: InMemoryRequests) {
-  const c = await requests.claimSync(newRequest());
-  assert.ok(c.claimed);
-  return c.record;
+/** A request admitted as the service admits it: sync PROCESSING, batch QUEUED; charged one unit. */
+async function claimed(requests: InMemoryRequests, kind: 'sync' | 'batch' = 'sync') {
+  const status = kind === 'sync' ? 'PROCESSING' : 'QUEUED';
+  const a = await requests.admit({ keyId: 'key-1', orgId: 'org-1', quota: 100, month: '2026-11', idempotent: kind === 'sync', status, requests: [newRequest({ kind })] });
+  assert.equal(a.outcome, 'admitted');
+  return a.outcome === 'admitted' ? a.records[0] : assert.fail();
 }
 
 test('an image within its deadline ends DONE with only the caller\'s classes, image stored', async () => {
@@ -48,6 +50,16 @@ test('an image within its deadline ends DONE with only the caller\'s classes, im
   assert.deepEqual(out.kind === 'finished' && out.record.results.map((r) => r.label), ['dog']);
   assert.ok(stored.has(record.id));
   assert.equal(out.kind === 'finished' && out.record.imageStored, true);
+  // A sync request was written PROCESSING by its admission: one write here, the ending.
+  assert.deepEqual(requests.calls, ['admit', 'finishDone']);
+});
+
+test('a batch image waits QUEUED and is marked PROCESSING when its turn comes', async () => {
+  const { requests, pipeline } = setup(async () => outcome(['person']));
+  const record = await claimed(requests, 'batch');
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(out.kind === 'finished' && out.record.status, 'DONE');
+  assert.deepEqual(requests.calls, ['admit', 'markProcessing', 'finishDone']);
 });
 
 test('the deadline passing first ends the record ERROR 408 and aborts the detector', async () => {
@@ -102,6 +114,8 @@ test('an address refused after DNS is a refusal: the record is discarded, nothin
   assert.equal(out.kind === 'refused' && `${out.error.code} ${out.error.message}`, 'INVALID_IMAGE_URL address not allowed');
   assert.equal(requests.rows.has(record.id), false);
   assert.equal(stored.size, 0);
+  assert.ok(requests.refunded.has(record.id), 'removing the row gave its charge back');
+  assert.equal(requests.used, 0);
 });
 
 test('a download failure and an inference failure end ERROR with their response codes', async () => {
@@ -114,6 +128,7 @@ test('a download failure and an inference failure end ERROR with their response 
   const r1 = await claimed(dl.requests);
   const o1 = await dl.pipeline.run(caller, r1, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
   assert.equal(o1.kind === 'finished' && `${o1.record.status} ${o1.record.responseCode}`, 'ERROR 404');
+  assert.equal(o1.kind === 'finished' && o1.record.imageStored, false, 'nothing was kept: no image link');
 
   const inf = setup(async () => {
     throw new InferenceError('UNAVAILABLE', 'backend down');

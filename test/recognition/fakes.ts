@@ -3,55 +3,66 @@
  * (the real repositories are tested against PostgreSQL in test/store and test/api).
  */
 import { randomUUID } from 'node:crypto';
-import type { KeyLimits, Limits, QuotaDecision } from '../../src/limits/types.js';
-import type { ClaimResult, NewRequest, RequestRecord, RequestRepository } from '../../src/recognition/ports.js';
+import type { Admit, AdmitResult, NewRequest, RequestFailure, RequestRecord, RequestRepository } from '../../src/recognition/ports.js';
 import type { Caller, Logger } from '../../src/recognition/types.js';
 
+/**
+ * Requests, quota and balance in memory, with the repository's all-or-nothing admission:
+ * `used` counts the units charged, `balance` what is left (null: unlimited).
+ */
 export class InMemoryRequests implements RequestRepository {
   readonly rows = new Map<string, RequestRecord>();
   readonly calls: string[] = [];
-  /** Answers for claimSync, taken in order before the default behaviour. */
-  readonly scriptedClaims: ClaimResult[] = [];
+  /** Answers for admit, taken in order before the default behaviour. */
+  readonly scriptedAdmits: AdmitResult[] = [];
+  /** Requests whose charge was given back (discard, finishError with refund, failUndelivered). */
+  readonly refunded = new Set<string>();
+  used = 0;
 
-  private make(r: NewRequest): RequestRecord {
+  constructor(
+    public quota = 100,
+    public balance: number | null = 100,
+  ) {}
+
+  private make(r: NewRequest, status: RequestRecord['status']): RequestRecord {
     return {
-      id: randomUUID(),
       ...r,
-      status: 'QUEUED',
-      imageStored: false,
+      status,
+      imageStored: true,
       results: [],
       error: null,
       responseCode: null,
       model: null,
       processingTimeMs: null,
       createdAt: new Date(),
-      startedAt: null,
+      startedAt: status === 'PROCESSING' ? new Date() : null,
       finishedAt: null,
     };
   }
 
-  async claimSync(request: NewRequest): Promise<ClaimResult> {
-    this.calls.push('claimSync');
-    const scripted = this.scriptedClaims.shift();
+  async admit(a: Admit): Promise<AdmitResult> {
+    this.calls.push('admit');
+    const scripted = this.scriptedAdmits.shift();
     if (scripted) return scripted;
-    const live = [...this.rows.values()].find((r) => r.keyId === request.keyId && r.externalId === request.externalId && r.status !== 'ERROR');
-    if (live) return { claimed: false, existing: { ...live } };
-    const record = this.make(request);
-    this.rows.set(record.id, record);
-    return { claimed: true, record: { ...record } };
+    const units = a.requests.length;
+    if (a.idempotent) {
+      const first = a.requests[0];
+      const live = [...this.rows.values()].find((r) => r.keyId === first.keyId && r.externalId === first.externalId && r.status !== 'ERROR');
+      if (live) return { outcome: 'existing', record: { ...live } };
+    }
+    // The tighter of the caller's quota and the one this fake was made with.
+    if (this.used + units > Math.min(a.quota, this.quota)) return { outcome: 'quota', used: this.used };
+    if (this.balance !== null && this.balance < units) return { outcome: 'balance' };
+    this.used += units;
+    if (this.balance !== null) this.balance -= units;
+    const records = a.requests.map((r) => this.make(r, a.status));
+    for (const r of records) this.rows.set(r.id, r);
+    return { outcome: 'admitted', records: records.map((r) => ({ ...r })) };
   }
-  async createQueued(requests: NewRequest[]): Promise<RequestRecord[]> {
-    this.calls.push('createQueued');
-    return requests.map((r) => {
-      const record = this.make(r);
-      this.rows.set(record.id, record);
-      return { ...record };
-    });
-  }
-  async markImageStored(id: string): Promise<void> {
-    this.calls.push('markImageStored');
-    const r = this.rows.get(id);
-    if (r) r.imageStored = true;
+  private giveBack(id: string): void {
+    this.refunded.add(id);
+    this.used -= 1;
+    if (this.balance !== null) this.balance += 1;
   }
   async markProcessing(id: string): Promise<boolean> {
     this.calls.push('markProcessing');
@@ -72,66 +83,34 @@ export class InMemoryRequests implements RequestRepository {
     Object.assign(r, { status: 'DONE', results: done.results, model: done.model, processingTimeMs: done.processingTimeMs, finishedAt: new Date() });
     return true;
   }
-  async finishError(id: string, failure: Parameters<RequestRepository['finishError']>[1]): Promise<boolean> {
+  async finishError(id: string, failure: RequestFailure): Promise<boolean> {
     this.calls.push('finishError');
     const r = this.unfinished(id);
     if (!r) return false;
     Object.assign(r, { status: 'ERROR', error: failure.error, responseCode: failure.responseCode, processingTimeMs: failure.processingTimeMs ?? null, finishedAt: new Date() });
-    if (failure.refund) this.refunded.add(id);
+    if (failure.imageStored !== undefined) r.imageStored = failure.imageStored;
+    if (failure.refund) this.giveBack(id);
     return true;
-  }
-  /** Requests whose charge was given back by the repository (finishError refund, failUndelivered). */
-  readonly refunded = new Set<string>();
-  readonly chargeMonths = new Map<string, string>();
-  async markCharged(id: string, month: string): Promise<void> {
-    this.calls.push('markCharged');
-    this.chargeMonths.set(id, month);
   }
   async failUndelivered(id: string, error: string, responseCode: number): Promise<boolean> {
     this.calls.push('failUndelivered');
     const r = this.rows.get(id);
     if (!r || r.status === 'ERROR') return false;
     Object.assign(r, { status: 'ERROR', error, responseCode, finishedAt: new Date() });
-    this.refunded.add(id);
+    this.giveBack(id);
     return true;
   }
   async discard(id: string): Promise<boolean> {
     this.calls.push('discard');
-    return this.unfinished(id) !== null && this.rows.delete(id);
+    if (this.unfinished(id) === null) return false;
+    this.rows.delete(id);
+    this.giveBack(id);
+    return true;
   }
   async findById(id: string): Promise<RequestRecord | null> {
     this.calls.push('findById');
     const r = this.rows.get(id);
     return r ? { ...r } : null;
-  }
-}
-
-/** Quota and balance kept in memory; `failDebit` makes the next debit throw. */
-export class InMemoryLimits implements Pick<Limits, 'reserveQuota' | 'releaseQuota' | 'debitBalance' | 'refundBalance'> {
-  used = 0;
-  failDebit: Error | null = null;
-  readonly releases: Array<{ units: number; period?: string }> = [];
-  constructor(
-    public quota: number,
-    public balance: number,
-  ) {}
-  async reserveQuota(_key: KeyLimits, units: number): Promise<QuotaDecision> {
-    if (this.used + units > this.quota) return { allowed: false, limit: this.quota, used: this.used };
-    this.used += units;
-    return { allowed: true, limit: this.quota, used: this.used, period: '2026-11' };
-  }
-  async releaseQuota(_key: KeyLimits, units: number, period?: string): Promise<void> {
-    this.releases.push({ units, period });
-    this.used -= units;
-  }
-  async debitBalance(_orgId: string, units: number): Promise<boolean> {
-    if (this.failDebit) throw this.failDebit;
-    if (this.balance < units) return false;
-    this.balance -= units;
-    return true;
-  }
-  async refundBalance(_orgId: string, units: number): Promise<void> {
-    this.balance += units;
   }
 }
 
@@ -148,7 +127,7 @@ export function recordingLogger(): Logger & { errors: string[] } {
 }
 
 export function newRequest(overrides: Partial<NewRequest> = {}): NewRequest {
-  return { keyId: 'key-1', orgId: 'org-1', kind: 'sync', externalId: 'ext-1', source: 'url', sourceUrl: 'https://img.example/a.jpg', imageFingerprint: 'url:https://img.example/a.jpg', ...overrides };
+  return { id: randomUUID(), keyId: 'key-1', orgId: 'org-1', kind: 'sync', externalId: 'ext-1', source: 'url', sourceUrl: 'https://img.example/a.jpg', imageFingerprint: 'url:https://img.example/a.jpg', ...overrides };
 }
 
 /** A promise with its resolve/reject exposed. */

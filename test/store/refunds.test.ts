@@ -4,6 +4,7 @@
  * try; an uncharged one gives nothing; a client-fault ERROR keeps its charge.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { PgRequestRepository, failAbandonedRequests } from '../../src/store/requests.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -18,16 +19,19 @@ after(async () => {
 
 const MONTH = new Date().toISOString().slice(0, 7);
 
+/** n batch requests admitted (charged) for a new key, leaving `balance` on its organisation. */
 async function charged(n: number, balance: number) {
-  const k = await t.newKey({ balance });
-  await t.db('key_usage').insert({ key_id: k.id, month: MONTH, used: n });
+  const k = await t.newKey({ balance: balance + n });
   const repo = new PgRequestRepository(t.db, 'test-instance');
-  const rows = await repo.createQueued(
-    Array.from({ length: n }, (_, i) => ({
-      keyId: k.id, orgId: k.orgId, kind: 'batch' as const, externalId: `r${i}`, source: 'url' as const,
-      sourceUrl: 'https://example.com/a.png', imageFingerprint: 'url:a', chargeMonth: MONTH,
+  const admitted = await repo.admit({
+    keyId: k.id, orgId: k.orgId, quota: 100, month: MONTH, idempotent: false, status: 'QUEUED',
+    requests: Array.from({ length: n }, (_, i) => ({
+      id: randomUUID(), keyId: k.id, orgId: k.orgId, kind: 'batch' as const, externalId: `r${i}`, source: 'url' as const,
+      sourceUrl: 'https://example.com/a.png', imageFingerprint: 'url:a',
     })),
-  );
+  });
+  assert.equal(admitted.outcome, 'admitted');
+  const rows = admitted.outcome === 'admitted' ? admitted.records : [];
   const state = async () => ({
     used: Number((await t.db('key_usage').where({ key_id: k.id, month: MONTH }).first()).used),
     balance: Number((await t.db('organizations').where({ id: k.orgId }).first()).balance),
@@ -76,7 +80,10 @@ test('an uncharged request (charge_month null) ends ERROR without touching quota
   const k = await t.newKey({ balance: 3 });
   await t.db('key_usage').insert({ key_id: k.id, month: MONTH, used: 1 });
   const repo = new PgRequestRepository(t.db, 'test-instance');
-  const [r] = await repo.createQueued([{ keyId: k.id, orgId: k.orgId, kind: 'batch', externalId: null, source: 'url', sourceUrl: 'https://example.com/a.png', imageFingerprint: 'url:a' }]);
+  // A row from before charging was recorded on the row (migration 0200).
+  const [r] = await t.db('requests')
+    .insert({ key_id: k.id, org_id: k.orgId, kind: 'batch', source: 'url', source_url: 'https://example.com/a.png', image_fingerprint: 'url:a' })
+    .returning<Array<{ id: string }>>('id');
   assert.equal(await repo.finishError(r.id, { error: 'x', responseCode: 500, refund: true }), true);
   assert.equal(Number((await t.db('key_usage').where({ key_id: k.id }).first()).used), 1);
   assert.equal(Number((await t.db('organizations').where({ id: k.orgId }).first()).balance), 3);

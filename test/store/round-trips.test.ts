@@ -1,6 +1,6 @@
 /**
  * PostgreSQL round trips per request on the hot path, counted on the app's real
- * connection (knex 'query' events): refusals cost one, a successful sync a fixed few.
+ * connection (knex 'query' events): refusals before admission cost one, a successful sync three.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -32,18 +32,34 @@ async function count(key: string, payload: object): Promise<{ status: number; qu
 
 const image = readFixture('camera.png').toString('base64');
 
-// Today 8: auth (one statement), claim, quota, balance, charge month, image stored,
-// processing, finish. The issue's target is 3 (see docs/api.md, "Request path").
-test('a successful sync takes at most 8 round trips and never re-reads its row at the end', async () => {
+// Three: authenticate (one statement), admit (claim + quota + balance + the row, one
+// function call), finish. See docs/api.md, "Request path".
+test('a successful sync takes 3 round trips and never re-reads its row at the end', async () => {
   const k: TestKey = await t.newKey({ balance: 100 });
   const res = await count(k.key, { external_id: 'rt-1', image_base64: image });
   assert.equal(res.status, 200);
-  assert.ok(res.queries.length <= 8, `${res.queries.length} queries:\n${res.queries.join('\n')}`);
+  assert.equal(res.queries.length, 3, `${res.queries.length} queries:\n${res.queries.join('\n')}`);
+  assert.match(res.queries[1], /recognition_admit/);
   // No read-back after the final write: the ending update returns the row.
   assert.ok(!/^select/i.test(res.queries.at(-1) ?? ''), res.queries.at(-1));
 });
 
-test('refusals cost one round trip: 401 unknown key, 403 suspended key, 429 rate limited', async () => {
+test('a replay costs 2 round trips (authenticate, admit finds it), a quota or balance refusal 2', async () => {
+  const k = await t.newKey({ balance: 1, quota: 1 });
+  assert.equal((await count(k.key, { external_id: 'rp-1', image_base64: image })).status, 200);
+  const replay = await count(k.key, { external_id: 'rp-1', image_base64: image });
+  assert.equal(replay.status, 200);
+  assert.equal(replay.queries.length, 2, replay.queries.join('\n'));
+  const quota = await count(k.key, { external_id: 'rp-2', image_base64: image });
+  assert.equal(quota.status, 429);
+  assert.equal(quota.queries.length, 2, quota.queries.join('\n'));
+  const poor = await t.newKey({ balance: 0 });
+  const balance = await count(poor.key, { external_id: 'rp-3', image_base64: image });
+  assert.equal(balance.status, 402);
+  assert.equal(balance.queries.length, 2, balance.queries.join('\n'));
+});
+
+test('refusals before admission cost one round trip: 401 unknown key, 403 suspended key, 429 rate limited', async () => {
   const unknown = await count('cvk_not-a-real-key-at-all', { external_id: 'x', image_base64: image });
   assert.equal(unknown.status, 401);
   assert.equal(unknown.queries.length, 1, unknown.queries.join('\n'));

@@ -73,7 +73,7 @@ async function until(check: () => Promise<boolean>, ms = 10_000): Promise<boolea
 test('limiter_degraded: 0 with Redis, 1 when the connection is cut, 0 again after it comes back', async () => {
   const link = await relay(new URL(TEST_REDIS_URL));
   const metrics = new Metrics({ defaultMetrics: false });
-  const limits: LimitsService = await createLimits({ config, knex: db, redisUrl: link.url(), logger: quiet, keyPrefix: `telemetry-${process.pid}:` });
+  const limits: LimitsService = await createLimits({ config, redisUrl: link.url(), logger: quiet, keyPrefix: `telemetry-${process.pid}:` });
   const unwatch = watchLimiter(limits, metrics);
   try {
     assert.equal(limits.mode(), 'redis');
@@ -93,13 +93,13 @@ test('limiter_degraded: 0 with Redis, 1 when the connection is cut, 0 again afte
 
 test('a limiter that starts without Redis reports degraded at once; one without Redis configured is not degraded', async () => {
   const metrics = new Metrics({ defaultMetrics: false });
-  const down = await createLimits({ config, knex: db, redisUrl: 'redis://127.0.0.1:1', logger: quiet, redisConnectWaitMs: 200 });
+  const down = await createLimits({ config, redisUrl: 'redis://127.0.0.1:1', logger: quiet, redisConnectWaitMs: 200 });
   const unwatch = watchLimiter(down, metrics);
   assert.equal(await gauge(metrics), 1);
   unwatch();
   await down.close();
 
-  const embedded = await createLimits({ config, knex: db, logger: quiet });
+  const embedded = await createLimits({ config, logger: quiet });
   watchLimiter(embedded, metrics)();
   assert.equal(await gauge(metrics), 0);
   await embedded.close();

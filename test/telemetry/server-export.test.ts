@@ -106,7 +106,8 @@ test('OTEL_EXPORTER_OTLP_ENDPOINT: the spans of a real request reach the collect
     assert.equal(byName('auth').parentSpanId, root.spanId);
     assert.equal(byName('detect').parentSpanId, root.spanId);
     assert.equal(byName('inference').parentSpanId, byName('detect').spanId);
-    assert.ok(spans.some((s) => s.name === 'db INSERT' && s.parentSpanId === root.spanId), 'request bookkeeping under the server span');
+    assert.ok(spans.some((s) => s.name === 'db SELECT' && s.parentSpanId === root.spanId), 'admission (one SELECT of recognition_admit) under the server span');
+    assert.ok(spans.some((s) => s.name === 'db UPDATE' && s.parentSpanId === root.spanId), 'the ending write under the server span');
   } finally {
     await server.shutdown('test');
     await tracing.shutdown().catch(() => {});

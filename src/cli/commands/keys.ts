@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../config.js';
-import { readMonthlyUsage } from '../../limits/index.js';
+import { readMonthlyUsage } from '../../store/key-usage.js';
 import { loadCatalog } from '../../models/catalog.js';
 import { changeKeyStatus, createKey, getKey, listKeys, updateKey, type ApiKey, type KeyFields } from '../../store/keys.js';
 import { resolveOrg } from '../../store/orgs.js';

@@ -1,7 +1,7 @@
 /**
- * Monthly quota usage per API key and UTC month: the source of truth the limiter's
- * conditional upsert works on (src/limits/quota-store.ts). One row per key and month,
- * so the upsert's row lock serialises exactly the calls that compete for one quota.
+ * Monthly quota usage per API key and UTC month, the source of truth that admission's
+ * conditional upsert works on (0500_admission). One row per key and month, so the
+ * upsert's row lock serialises exactly the calls that compete for one quota.
  */
 import type { Knex } from 'knex';
 
