@@ -2,8 +2,8 @@
  * `npm run bench -- overhead`: where the API's time goes at ONE caller (embedded backend,
  * real HTTP on loopback, PostgreSQL from TEST_DATABASE_URL), from the service's own spans
  * recorded in memory: per request, the client's round trip, the SERVER span, detect's
- * decode+preprocess / inference / postprocess, and the sum of the db spans. What is left of
- * the SERVER span (storage write, base64 + JSON parsing, routing, reply) and what lies
+ * decode+preprocess / inference / postprocess, the image storage write and the sum of the db
+ * spans. What is left of the SERVER span (base64 + JSON parsing, routing, reply) and what lies
  * between the client and the SERVER span (HTTP on loopback, body upload) are differences.
  * Medians over REQUESTS calls; spans cost a little themselves.
  */
@@ -39,7 +39,7 @@ export async function run(): Promise<void> {
     const key = await api.newKey({ rateLimit: 1_000_000, quota: 1_000_000 });
     const address = await api.app.listen({ host: '127.0.0.1', port: 0 });
     const body = JSON.stringify(readFixture('basketball1.png').toString('base64'));
-    const rows: Record<string, number[]> = { client: [], server: [], decode: [], inference: [], postprocess: [], db: [], dbCount: [], rest: [], http: [] };
+    const rows: Record<string, number[]> = { client: [], server: [], decode: [], inference: [], postprocess: [], db: [], dbCount: [], store: [], rest: [], http: [] };
     for (let i = -5; i < REQUESTS; i++) {
       exporter.reset();
       const t0 = performance.now();
@@ -61,6 +61,7 @@ export async function run(): Promise<void> {
       const server = sum((s) => s.kind === SpanKind.SERVER);
       const detect = sum((s) => s.name === 'detect');
       const db = sum((s) => s.name.startsWith('db '));
+      const store = sum((s) => s.name === 'image.store');
       rows.client!.push(client);
       rows.server!.push(server);
       rows.decode!.push(sum((s) => s.name === 'image.decode_preprocess'));
@@ -68,7 +69,8 @@ export async function run(): Promise<void> {
       rows.postprocess!.push(sum((s) => s.name === 'postprocess'));
       rows.db!.push(db);
       rows.dbCount!.push(spans.filter((s) => s.name.startsWith('db ')).length);
-      rows.rest!.push(server - detect - db);
+      rows.store!.push(store);
+      rows.rest!.push(server - detect - db - store);
       rows.http!.push(client - server);
     }
     const line = (label: string, k: string, unit = 'ms') => `  ${label.padEnd(58)} ${median(rows[k]!).toFixed(1).padStart(7)} ${unit}`;
@@ -82,7 +84,8 @@ export async function run(): Promise<void> {
         line('  postprocess', 'postprocess'),
         line('  database (sum of db spans)', 'db'),
         line('    db statements per request', 'dbCount', ''),
-        line('  rest: storage write, base64/JSON parse, auth logic, reply', 'rest'),
+        line('  image storage write (image.store span)', 'store'),
+        line('  rest: base64/JSON parse, auth logic, routing, reply', 'rest'),
         line('HTTP on loopback (client round trip − SERVER span)', 'http'),
       ].join('\n') + '\n',
     );

@@ -23,7 +23,7 @@ import type { InferenceBackend } from './inference/backend.js';
 import { createDetector, createDetectorInBackground } from './inference/create-detector.js';
 import type { Limits } from './limits/types.js';
 import { telemetryPlugin } from './telemetry/http.js';
-import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentKnex, watchLimiter } from './telemetry/instrument.js';
+import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentImageStore, instrumentKnex, watchLimiter } from './telemetry/instrument.js';
 import { Metrics } from './telemetry/metrics.js';
 import { createLimits } from './limits/index.js';
 import type { ObjectDetector } from './recognition/detection.js';
@@ -267,7 +267,7 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
       backend,
       limits,
       fetcher: instrumentFetcher(intake.fetcher, metrics),
-      imageStore: intake.store,
+      imageStore: instrumentImageStore(intake.store),
       signer: intake.signer,
       async close() {
         for (const c of closers.reverse()) await c().catch(() => {});

@@ -5,7 +5,7 @@
  */
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import type { Knex } from 'knex';
-import type { ImageFetcher } from '../images/types.js';
+import type { ImageFetcher, ImageStore } from '../images/types.js';
 import { InferenceError, type InferenceBackend } from '../inference/backend.js';
 import type { ObjectDetector } from '../recognition/detection.js';
 import type { Metrics } from './metrics.js';
@@ -117,6 +117,23 @@ export function instrumentFetcher(fetcher: ImageFetcher, metrics: Metrics): Imag
       });
     },
   };
+}
+
+/**
+ * An `image.store` span around each image write (the storage part of a request's time).
+ * Everything else the store offers passes through untouched, whatever the store adds.
+ */
+export function instrumentImageStore<S extends ImageStore>(store: S): S {
+  const put: ImageStore['put'] = (requestId, image) =>
+    withSpan('image.store', { 'image.bytes': image.bytes.length }, () => store.put(requestId, image));
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'put') return put;
+      const value: unknown = Reflect.get(target, prop, target);
+      // Methods run on the store itself (its private fields are not on the proxy).
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /**

@@ -102,6 +102,10 @@ test('sync base64: SERVER span continues traceparent; auth, detect → decode/pr
   const admission = serverDb.find((s) => s.name === 'db SELECT' && String(s.attributes['db.query.text']).includes('recognition_admit'));
   assert.ok(admission, `admission under the server span: ${serverDb.map((s) => s.name).join(', ')}`);
   assert.ok(serverDb.some((s) => s.name === 'db UPDATE'), 'the ending write under the server span');
+  // the image storage write is a span of its own, under the server span
+  const store = one(spans, 'image.store');
+  assert.equal(parentOf(store), serverId);
+  assert.ok(Number(store.attributes['image.bytes']) > 0);
   // Every span has its parent in this trace (or is the continued server span): no orphans.
   const ids = new Set(spans.map((s) => s.spanContext().spanId));
   for (const s of spans) if (s !== server) assert.ok(ids.has(parentOf(s) ?? ''), `${s.name} has its parent in the tree`);
