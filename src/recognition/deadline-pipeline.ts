@@ -136,7 +136,9 @@ export class DeadlinePipeline {
         };
       }
     } catch (err) {
-      if (signal.aborted) return { kind: 'timeout', record: null };
+      // The backend was handed this same deadline: its own timer (gRPC's) may fire a moment
+      // before ours, and that is still the request's time running out, a 408.
+      if (signal.aborted || (err instanceof InferenceError && err.code === 'DEADLINE_EXCEEDED')) return { kind: 'timeout', record: null };
       if (err instanceof CapacityExceeded) {
         // Refused before decoding: nothing processed, nothing kept, the charge given back.
         await requests.discard(record.id);

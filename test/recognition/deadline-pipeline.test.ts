@@ -79,6 +79,16 @@ test('the deadline passing first ends the record ERROR 408 and aborts the detect
   assert.deepEqual([row.status, row.error, row.responseCode], ['ERROR', TIMEOUT_MESSAGE, 408]);
 });
 
+test('the backend\'s own deadline firing a moment before ours is still the request timing out: 408, not 504', async () => {
+  // gRPC runs its own timer for the deadline it was handed; it can win the race by a few ms.
+  const { requests, pipeline } = setup(() => Promise.reject(new InferenceError('DEADLINE_EXCEEDED', 'Deadline exceeded after 1.970s')));
+  const record = await claimed(requests);
+  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  assert.equal(out.kind, 'timeout');
+  const row = requests.rows.get(record.id)!;
+  assert.deepEqual([row.status, row.error, row.responseCode], ['ERROR', TIMEOUT_MESSAGE, 408]);
+});
+
 test('finished in the same moment: when the timeout write loses to finishDone, the DONE result stands', async () => {
   const detection = deferred<DetectionOutcome>();
   const { requests, pipeline } = setup(() => detection.promise);
