@@ -251,7 +251,7 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
       config.tritonUrl === undefined
         ? await createDetector(config, (b) => instrumentBackend(b, metrics))
         : await createDetectorInBackground(config, (b) => instrumentBackend(b, metrics), (err) =>
-            log.warn({ err: (err as Error).message }, 'inference backend not ready yet; retrying'),
+            log.warn({ err: (err as Error).message }, 'inference backend not ready'),
           );
     closers.push(() => backend.close());
     const detachDb = instrumentKnex(db, metrics);

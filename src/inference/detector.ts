@@ -7,7 +7,7 @@ import type { Catalog, CatalogClass } from '../models/catalog.js';
 import type { DetectorSpec } from '../models/detector-spec.js';
 import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '../recognition/detection.js';
 import { InferenceError, type InferenceBackend } from './backend.js';
-import { checkServedModel, decodeOutputs, toModelInput, type ThresholdOf } from './families.js';
+import { checkServedModel, decodeOutputs, servedClassCount, toModelInput, type ThresholdOf } from './families.js';
 import { finishDetections } from './postprocess.js';
 import { prepareImage, type ResizeFit } from './preprocess.js';
 
@@ -36,6 +36,7 @@ export class Detector implements ObjectDetector {
     const meta = backend.metadata();
     this.spec = options.fit ? { ...catalog.detector, input: { ...catalog.detector.input, fit: options.fit } } : catalog.detector;
     checkServedModel(this.spec, meta.inputs, meta.outputs);
+    checkCatalogFits(catalog, servedClassCount(this.spec, meta.outputs), meta.name);
     this.model = { ...catalog.model };
     this.classes = new Map(catalog.classes.map((c) => [c.index, c]));
     const thresholds = new Map(catalog.classes.map((c) => [c.index, c.threshold ?? options.scoreThreshold]));
@@ -73,4 +74,21 @@ export class Detector implements ObjectDetector {
 function checkBudget(options: DetectOptions): void {
   if (options.signal?.aborted) throw new InferenceError('CANCELLED', 'detection cancelled by the caller');
   if (options.deadline !== undefined && Date.now() >= options.deadline) throw new InferenceError('DEADLINE_EXCEEDED', 'the detection deadline passed');
+}
+
+/**
+ * A catalog written for another model would label detections silently wrong: every class
+ * it maps must be one the served model can output. Fewer is allowed (a catalog narrowed
+ * to the products sold drops the other classes), more is a different model.
+ */
+export function checkCatalogFits(catalog: Catalog, classCount: number | undefined, served: string): void {
+  if (classCount === undefined) return;
+  const outside = catalog.classes.filter((c) => c.index >= classCount);
+  if (outside.length === 0) return;
+  const first = outside[0];
+  throw new Error(
+    `the catalog of model "${catalog.model.name}" does not fit the served model "${served}": it maps ${catalog.classes.length} classes ` +
+      `(index ${first.index}, ${first.label}${outside.length > 1 ? `, and ${outside.length - 1} more` : ''} beyond the model's ${classCount}); ` +
+      'give the API the catalog written for this model (MODEL_CATALOG, or spec.api.catalogConfigMapRef)',
+  );
 }

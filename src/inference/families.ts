@@ -52,6 +52,16 @@ export function checkServedModel(spec: DetectorSpec, inputs: TensorSpec[], outpu
   }
 }
 
+/**
+ * How many classes the served model can output, when its output shape says so: YOLO's
+ * `[N, 4 + C, A]`. CenterNet and SSD emit class indices as data, so no count is declared.
+ */
+export function servedClassCount(spec: DetectorSpec, outputs: TensorSpec[]): number | undefined {
+  if (spec.family !== 'yolo') return undefined;
+  const rows = outputs.find((t) => t.name === spec.outputs.predictions)?.shape[1];
+  return rows !== undefined && rows > 4 ? rows - 4 : undefined;
+}
+
 function describe(specs: TensorSpec[]): string {
   return specs.map((s) => `${s.name} ${s.datatype}[${s.shape.join(',')}]`).join(', ') || 'none';
 }

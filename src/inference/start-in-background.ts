@@ -33,16 +33,24 @@ export class BackgroundStart implements InferenceBackend {
     while (!this.closed) {
       try {
         await this.inner.start();
-        this.detector = this.build(this.inner);
-        this.lastError = undefined;
-        return;
       } catch (err) {
         const message = (err as Error).message;
         // Logged when the reason changes, not every retry.
         if (!this.closed && message !== this.lastError) this.onError(err);
         this.lastError = message;
         await new Promise((r) => setTimeout(r, this.retryMs).unref());
+        continue;
       }
+      try {
+        this.detector = this.build(this.inner);
+        this.lastError = undefined;
+      } catch (err) {
+        // The started model does not fit the catalog: neither changes while this process
+        // runs, so it stays unready with the reason (for /readyz) until it is redeployed.
+        this.onError(err);
+        this.lastError = (err as Error).message;
+      }
+      return;
     }
   }
 

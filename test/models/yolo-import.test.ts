@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createDetector } from '../../src/inference/create-detector.js';
+import { createDetector, createDetectorInBackground } from '../../src/inference/create-detector.js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
 import { loadCatalog } from '../../src/models/catalog.js';
@@ -18,6 +18,7 @@ import { parseTritonConfig } from '../../src/models/triton-config.js';
 import type { Detection, ObjectDetector } from '../../src/recognition/detection.js';
 import { DEFAULT_TRIAL_IMAGE } from '../../tools/model/import-cli.js';
 import { ImportError, importModel } from '../../tools/model/import.js';
+import { eventually } from '../helpers/eventually.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
 import { sliceYoloClasses } from '../helpers/onnx-edit.js';
 import { optionalWeights, yolo12nPath } from '../helpers/weights.js';
@@ -119,6 +120,31 @@ describe('YOLO12n imported and served', () => {
     assert.ok(shoppers.length >= 2, `the players as shoppers: ${JSON.stringify(detections)}`);
     assert.ok(detections.every((d) => ['shopper', 'bike', 'car'].includes(d.label)));
     assert.ok(shoppers.every((d) => d.confidence >= 0.5 && d.external_id === 'sku-100'), 'the class\'s own threshold 0.5 applies, not SCORE_THRESHOLD');
+  });
+
+  test('a catalog with classes the served model cannot output is refused: embedded start fails, the Triton path stays unready, both saying why', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    // The "shop" model imported above (3 classes) given a catalog with yolo12n's 80.
+    const wrong = path.join(repo, '..', `${path.basename(repo)}-wrong-catalog.json`);
+    closers.push(() => rm(wrong, { force: true }));
+    const read = async (name: string) => JSON.parse(await readFile(path.join(repo, name, 'catalog.json'), 'utf8')) as { classes: unknown[] };
+    await writeFile(wrong, JSON.stringify({ ...(await read('shop')), classes: (await read('yolo12n')).classes }));
+    const why = /catalog of model "shop" does not fit the served model "shop": it maps 80 classes \(index 3, .*and 76 more beyond the model's 3\)/;
+    await assert.rejects(detector({ MODEL_NAME: 'shop', MODEL_CATALOG: wrong }), why);
+
+    const v2 = await startV2Server({
+      modelRepository: repo,
+      host: '127.0.0.1',
+      grpcPort: 0,
+      httpPort: null,
+      models: ['shop'],
+      createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
+    });
+    closers.push(() => v2.close({ graceMs: 0 }));
+    const { backend } = await createDetectorInBackground(testConfig({ MODEL_REPOSITORY: repo, MODEL_NAME: 'shop', MODEL_CATALOG: wrong, TRITON_URL: v2.grpcAddress }));
+    closers.push(() => backend.close());
+    assert.ok(await eventually(async () => backend.lastError !== undefined && why.test(backend.lastError), 30_000), backend.lastError);
+    assert.equal(await backend.ready(), false);
   });
 
   test('outputs it cannot interpret are refused with the reason, and nothing is written', async (t) => {
