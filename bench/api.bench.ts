@@ -89,7 +89,7 @@ async function rate(task: () => Promise<unknown>, ms: number, inFlight: number):
 const median = (v: number[]): number => {
   const s = [...v].sort((x, y) => x - y);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const load = (): string => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 

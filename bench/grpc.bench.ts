@@ -70,16 +70,16 @@ async function compare(title: string, unit: string, candidates: Candidate[]): Pr
   for (const c of candidates) await slice(c, WARMUP_MS, { latencies: [], seconds: 0, errors: 0 });
   const tallies = candidates.map((): Tally => ({ latencies: [], seconds: 0, errors: 0 }));
   for (let r = 0; r < ROUNDS; r++) {
-    for (let i = 0; i < candidates.length; i++) await slice(candidates[i]!, (SECONDS * 1000) / ROUNDS, tallies[i]!);
+    for (let i = 0; i < candidates.length; i++) await slice(candidates[i], (SECONDS * 1000) / ROUNDS, tallies[i]);
   }
   process.stdout.write(`\n${title}\n`);
-  const base = tallies[0]!.latencies.length / tallies[0]!.seconds;
+  const base = tallies[0].latencies.length / tallies[0].seconds;
   candidates.forEach((c, i) => {
-    const t = tallies[i]!;
+    const t = tallies[i];
     const rate = t.latencies.length / t.seconds;
     const sorted = [...t.latencies].sort((a, b) => a - b);
     const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-    const ratio = i === 0 ? '   (raw limit)' : `   ${(rate / base).toFixed(2)}× ${candidates[0]!.name.split(',')[0]}`;
+    const ratio = i === 0 ? '   (raw limit)' : `   ${(rate / base).toFixed(2)}× ${candidates[0].name.split(',')[0]}`;
     const errors = t.errors ? `   errors ${t.errors} (first: ${t.firstError})` : '';
     process.stdout.write(`  ${c.name.padEnd(50)} ${rate.toFixed(2).padStart(7)} ${unit}/s   p50 ${at(0.5).toFixed(0).padStart(5)} ms   p95 ${at(0.95).toFixed(0).padStart(5)} ms${ratio}${errors}\n`);
   });
@@ -99,10 +99,10 @@ function startChildServer(): Promise<ChildServer> {
   );
   let log = '';
   return new Promise((resolve, reject) => {
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       log += chunk;
       const m = /gRPC on (127\.0\.0\.1:\d+)/.exec(log);
-      if (m) resolve({ child, grpcAddress: m[1]! });
+      if (m) resolve({ child, grpcAddress: m[1] });
     });
     child.once('exit', (code) => reject(new Error(`inference-server exited (${code}) before listening:\n${log}`)));
   });
@@ -143,7 +143,7 @@ export async function run(): Promise<void> {
     } else {
       process.stdout.write(`real Triton: skipped (${env.skip})\n`);
     }
-    const statistics = async (b: TritonBackend) => (await b.client.modelStatistics(MODEL, '')).model_stats[0]!;
+    const statistics = async (b: TritonBackend) => (await b.client.modelStatistics(MODEL, '')).model_stats[0];
     const infer = (b: InferenceBackend) => async (): Promise<void> => void (await b.infer([input]));
     const before = await statistics(triton);
     const realBefore = realBackend && (await statistics(realBackend));

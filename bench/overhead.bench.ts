@@ -18,7 +18,7 @@ const ms = (s: ReadableSpan): number => s.duration[0] * 1000 + s.duration[1] / 1
 const median = (v: number[]): number => {
   const s = [...v].sort((x, y) => x - y);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
 export async function run(): Promise<void> {
@@ -62,18 +62,18 @@ export async function run(): Promise<void> {
       const detect = sum((s) => s.name === 'detect');
       const db = sum((s) => s.name.startsWith('db '));
       const store = sum((s) => s.name === 'image.store');
-      rows.client!.push(client);
-      rows.server!.push(server);
-      rows.decode!.push(sum((s) => s.name === 'image.decode_preprocess'));
-      rows.inference!.push(sum((s) => s.name === 'inference'));
-      rows.postprocess!.push(sum((s) => s.name === 'postprocess'));
-      rows.db!.push(db);
-      rows.dbCount!.push(spans.filter((s) => s.name.startsWith('db ')).length);
-      rows.store!.push(store);
-      rows.rest!.push(server - detect - db - store);
-      rows.http!.push(client - server);
+      rows.client.push(client);
+      rows.server.push(server);
+      rows.decode.push(sum((s) => s.name === 'image.decode_preprocess'));
+      rows.inference.push(sum((s) => s.name === 'inference'));
+      rows.postprocess.push(sum((s) => s.name === 'postprocess'));
+      rows.db.push(db);
+      rows.dbCount.push(spans.filter((s) => s.name.startsWith('db ')).length);
+      rows.store.push(store);
+      rows.rest.push(server - detect - db - store);
+      rows.http.push(client - server);
     }
-    const line = (label: string, k: string, unit = 'ms') => `  ${label.padEnd(58)} ${median(rows[k]!).toFixed(1).padStart(7)} ${unit}`;
+    const line = (label: string, k: string, unit = 'ms') => `  ${label.padEnd(58)} ${median(rows[k]).toFixed(1).padStart(7)} ${unit}`;
     process.stdout.write(
       [
         `${os.availableParallelism()} cores, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${REQUESTS} sync calls one after another, basketball1.png as base64 (${body.length} bytes); medians`,

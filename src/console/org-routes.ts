@@ -321,7 +321,7 @@ export function orgRoutes(ctx: ConsoleContext) {
         throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can change an owner or make someone owner');
       }
       const before = await storeCall(() => changeMember(db, org.id, userId, change));
-      const email = ((await db('users').where({ id: userId }).first('email')) as { email: string } | undefined)?.email ?? userId;
+      const email = (await db('users').where({ id: userId }).first<{ email: string } | undefined>('email'))?.email ?? userId;
       return { orgId: org.id, before, email, userId };
     }
 

@@ -43,10 +43,10 @@ export class LoginThrottle {
 
   /** Seconds to wait when any subject is locked, else 0. */
   async retryAfter(subjects: string[]): Promise<number> {
-    const rows = (await this.db('login_throttle')
+    const rows = await this.db('login_throttle')
       .whereIn('subject', subjects)
       .where('locked_until', '>', this.db.fn.now())
-      .select(this.db.raw('extract(epoch from (locked_until - now())) as wait'))) as Array<{ wait: string | number }>;
+      .select<Array<{ wait: string | number }>>(this.db.raw('extract(epoch from (locked_until - now())) as wait'));
     const wait = Math.max(0, ...rows.map((r) => Number(r.wait)));
     return wait > 0 ? Math.ceil(wait) : 0;
   }

@@ -145,13 +145,15 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     this.worker = worker;
     // Listeners are removed one by one: Worker.removeAllListeners() would also drop
     // Node's own and silently stop message delivery.
-    const startup: Array<[string, (...args: any[]) => void]> = [];
+    let removeStartupListeners = (): void => {};
     try {
       const ready = await new Promise<Extract<WorkerReply, { kind: 'ready' }>>((resolve, reject) => {
         const onMessage = (m: WorkerReply): void => (m.kind === 'ready' ? resolve(m) : reject(new Error(m.kind === 'failed' ? m.message : `unexpected ${m.kind}`)));
         const onExit = (code: number): void => reject(new Error(`worker exited with code ${code}`));
-        startup.push(['message', onMessage], ['error', reject], ['exit', onExit]);
-        for (const [event, fn] of startup) worker.on(event, fn);
+        worker.on('message', onMessage).on('error', reject).on('exit', onExit);
+        removeStartupListeners = () => {
+          worker.off('message', onMessage).off('error', reject).off('exit', onExit);
+        };
       });
       this.meta = {
         name: this.options.modelName,
@@ -165,10 +167,10 @@ export class OnnxRuntimeBackend implements InferenceBackend {
       await worker.terminate();
       throw new InferenceError('MODEL_NOT_READY', `cannot load the model ${this.options.modelPath}: ${(err as Error).message}`, { cause: err });
     } finally {
-      for (const [event, fn] of startup) worker.off(event, fn);
+      removeStartupListeners();
     }
     worker.on('message', (m: WorkerReply) => this.onReply(m));
-    worker.on('error', (err) => this.onWorkerDeath(worker, `the inference thread failed: ${err.message}`));
+    worker.on('error', (err: unknown) => this.onWorkerDeath(worker, `the inference thread failed: ${err instanceof Error ? err.message : String(err)}`));
     worker.on('exit', (code) => this.onWorkerDeath(worker, `the inference thread exited (code ${code})`));
   }
 
@@ -303,7 +305,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     const taken: Job[] = [];
     let rows = first.inputs[0]?.dims[0] ?? 1;
     for (let i = 0; i < this.queue.length && rows < this.maxBatch; ) {
-      const job = this.queue[i]!;
+      const job = this.queue[i];
       const late = job.settled ? undefined : rejection(job.options);
       if (late) job.reject(late);
       if (job.settled) {
@@ -392,15 +394,15 @@ function rejection(options: InferOptions): InferenceError | undefined {
 /** Same names, types and dimensions after the first (the batch) in every input. */
 function sameTail(a: WireTensor[], b: WireTensor[]): boolean {
   return a.length === b.length && a.every((t, i) => {
-    const u = b[i]!;
+    const u = b[i];
     return t.name === u.name && t.type === u.type && t.dims.length === u.dims.length && t.dims.every((d, k) => k === 0 || d === u.dims[k]);
   });
 }
 
 /** The jobs' inputs stacked along dim 0 into one batch. */
 function concatRows(inputs: WireTensor[][]): WireTensor[] {
-  return inputs[0]!.map((first, i) => {
-    const parts = inputs.map((job) => job[i]!);
+  return inputs[0].map((first, i) => {
+    const parts = inputs.map((job) => job[i]);
     const Ctor = first.data.constructor as new (n: number) => WireTensor['data'];
     const data = new Ctor(parts.reduce((n, p) => n + p.data.length, 0));
     let at = 0;
@@ -408,7 +410,7 @@ function concatRows(inputs: WireTensor[][]): WireTensor[] {
       (data as Float32Array).set(p.data as Float32Array, at);
       at += p.data.length;
     }
-    return { name: first.name, type: first.type, dims: [parts.reduce((n, p) => n + p.dims[0]!, 0), ...first.dims.slice(1)], data };
+    return { name: first.name, type: first.type, dims: [parts.reduce((n, p) => n + p.dims[0], 0), ...first.dims.slice(1)], data };
   });
 }
 
@@ -421,7 +423,7 @@ function splitRows(outputs: WireTensor[], rows: number[]): WireTensor[][] | unde
     const per = o.data.length / total;
     let row = 0;
     rows.forEach((n, j) => {
-      result[j]!.push({ name: o.name, type: o.type, dims: [n, ...o.dims.slice(1)], data: o.data.slice(row * per, (row + n) * per) as WireTensor['data'] });
+      result[j].push({ name: o.name, type: o.type, dims: [n, ...o.dims.slice(1)], data: o.data.slice(row * per, (row + n) * per) });
       row += n;
     });
   }

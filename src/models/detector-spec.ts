@@ -44,7 +44,7 @@ export const CENTERNET_SPEC: DetectorSpec = Object.freeze({
   family: 'centernet',
   input: Object.freeze({ name: 'images', layout: 'NHWC', width: 512, height: 512, fit: 'stretch', scale: 1, pad: 0 }),
   outputs: Object.freeze({ detections: 'detections' }),
-}) as DetectorSpec;
+});
 
 export function parseDetectorSpec(raw: unknown, source: string): DetectorSpec {
   const bad = (why: string): never => {

@@ -57,6 +57,12 @@ export async function observed<T>(observer: RequestObserver | undefined, method:
   }
 }
 
+/** A list of RecognitionServices as the API server answers it. */
+export interface RecognitionServiceList {
+  items: RecognitionService[];
+  metadata?: { resourceVersion?: string };
+}
+
 export const HANDOVER_MANAGER = `${FIELD_MANAGER}-handover`;
 
 export class KubeClient {
@@ -77,8 +83,8 @@ export class KubeClient {
    * for children this resource controls (see the reconciler's ownership check).
    */
   async apply<T extends KubernetesObject>(obj: KubeObject, dryRun?: 'All', manager = FIELD_MANAGER): Promise<T> {
-    return observed(this.observer, 'PATCH', async () =>
-      (await this.objects.patch(toClientModel(obj), undefined, dryRun, manager, true, PatchStrategy.ServerSideApply)) as T,
+    return observed(this.observer, 'PATCH', () =>
+      this.objects.patch(toClientModel<T>(obj), undefined, dryRun, manager, true, PatchStrategy.ServerSideApply),
     );
   }
 
@@ -96,8 +102,8 @@ export class KubeClient {
   /** The object, or undefined when it does not exist. */
   async get<T extends KubernetesObject>(ref: ChildRef): Promise<T | undefined> {
     try {
-      return await observed(this.observer, 'GET', async () =>
-        (await this.objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } })) as T,
+      return await observed(this.observer, 'GET', () =>
+        this.objects.read<T>({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }),
       );
     } catch (err) {
       if (statusCode(err) === 404) return undefined;
@@ -116,7 +122,7 @@ export class KubeClient {
           undefined,
           undefined,
           undefined,
-          uid ? ({ preconditions: { uid } } as never) : undefined,
+          uid ? { preconditions: { uid } } : undefined,
         ),
       );
       return true;
@@ -126,8 +132,9 @@ export class KubeClient {
     }
   }
 
-  async listRecognitionServices(): Promise<{ items: RecognitionService[]; metadata?: { resourceVersion?: string } }> {
-    return observed(this.observer, 'LIST', () => this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }));
+  async listRecognitionServices(): Promise<RecognitionServiceList> {
+    // The generated client types a custom object list as any; the CRD's schema is what the API server enforces.
+    return observed(this.observer, 'LIST', async () => (await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as RecognitionServiceList);
   }
 
   /** Merge-patches the status subresource (conditions are written whole); false when the resource is gone. */

@@ -159,7 +159,7 @@ export class RecognitionOperator {
       makeInformer<KubernetesObject>(
         kc,
         `${group === '' ? '/api/v1' : `/apis/${apiVersion}`}/${plural}`,
-        () => observed(this.kube.observer, 'LIST', () => objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR)) as never,
+        () => observed(this.kube.observer, 'LIST', () => objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR)),
         MANAGED_BY_SELECTOR,
       );
     // Children: any change (a hand edit, a deletion, a rollout) re-reconciles the owner.

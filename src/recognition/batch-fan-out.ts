@@ -34,7 +34,7 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
   const n = input.urls.length;
   // URLs refused on sight are FAILED entries and cost nothing: quota and balance are
   // charged for the accepted images only (so one bad URL cannot get the good ones refused).
-  const entries: BatchImageResult[] = new Array(n);
+  const entries = new Array<BatchImageResult>(n);
   const accepted: Array<{ index: number; url: string }> = [];
   input.urls.forEach((url, index) => {
     try {

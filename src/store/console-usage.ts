@@ -62,10 +62,10 @@ export async function usageByDay(db: Knex, orgId: string, days: number, keyId?: 
 
 /** Units used this UTC month per key of the organisation. */
 export async function monthlyUsageByKey(db: Knex, orgId: string, now = new Date()): Promise<Map<string, number>> {
-  const rows = (await db('key_usage as u')
+  const rows = await db('key_usage as u')
     .join('api_keys as k', 'k.id', 'u.key_id')
     .where({ 'k.org_id': orgId, 'u.month': now.toISOString().slice(0, 7) })
-    .select('u.key_id', 'u.used')) as Array<{ key_id: string; used: number }>;
+    .select<Array<{ key_id: string; used: number }>>('u.key_id', 'u.used');
   return new Map(rows.map((r) => [r.key_id, Number(r.used)]));
 }
 
@@ -84,15 +84,15 @@ export interface ConsoleRequest {
 }
 
 export async function latestRequests(db: Knex, keyId: string, limit: number): Promise<ConsoleRequest[]> {
-  return (await db('requests as r')
+  return db('requests as r')
     .leftJoin('feedback as f', 'f.request_id', 'r.id')
     .where('r.key_id', keyId)
     .orderBy('r.created_at', 'desc')
     .limit(limit)
-    .select(
+    .select<ConsoleRequest[]>(
       'r.id', 'r.external_id', 'r.kind', 'r.status', 'r.created_at', 'r.processing_time_ms', 'r.image_stored',
       'r.results', 'r.error', 'r.response_code', 'f.rating as feedback',
-    )) as ConsoleRequest[];
+    );
 }
 
 export interface FeedbackCounts {

@@ -24,8 +24,8 @@ export interface FeedbackView {
 
 /** The current rating and its history, oldest first (for operators and tests). */
 export async function readFeedback(db: Knex, requestId: string): Promise<FeedbackView | null> {
-  const current = await db('feedback').where({ request_id: requestId }).first();
+  const current = await db('feedback').where({ request_id: requestId }).first<{ rating: number } | undefined>('rating');
   if (!current) return null;
-  const history = await db('feedback_history').where({ request_id: requestId }).orderBy('id').select('rating', 'created_at');
+  const history = await db('feedback_history').where({ request_id: requestId }).orderBy('id').select<FeedbackView['history']>('rating', 'created_at');
   return { rating: current.rating, history };
 }

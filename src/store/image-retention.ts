@@ -24,7 +24,7 @@ export interface SweepResult {
 
 /** Whether the retention sweep removed this request's image. */
 export async function imageRemoved(db: Knex, requestId: string): Promise<boolean> {
-  const row = await db('requests').where({ id: requestId }).whereNotNull('image_deleted_at').first('id');
+  const row = await db('requests').where({ id: requestId }).whereNotNull('image_deleted_at').first<{ id: string } | undefined>('id');
   return row !== undefined;
 }
 
@@ -41,8 +41,8 @@ export async function sweepExpiredImages(db: Knex, store: Pick<ImageStore, 'dele
     const batch = await db.transaction(async (trx) => {
       const { rows } = await trx.raw<{ rows: Array<{ locked: boolean }> }>('SELECT pg_try_advisory_xact_lock(?) AS locked', [RETENTION_LOCK_KEY]);
       if (!rows[0].locked) return null;
-      const due: Array<{ id: string }> = await trx('requests')
-        .select('id')
+      const due = await trx('requests')
+        .select<Array<{ id: string }>>('id')
         .where('image_stored', true)
         .whereNull('image_deleted_at')
         .where('created_at', '<', cutoff)

@@ -73,7 +73,7 @@ export async function createKey(
 ): Promise<{ key: string; record: ApiKey }> {
   checkFields(input);
   const { plain, prefix, hash } = generateApiKey();
-  const [record] = (await db('api_keys')
+  const [record] = await db('api_keys')
     .insert({
       org_id: input.orgId,
       prefix,
@@ -85,7 +85,7 @@ export async function createKey(
       rate_limit_per_minute: input.rateLimitPerMinute ?? null,
       expires_at: input.expiresAt ?? null,
     })
-    .returning(PUBLIC_COLUMNS as unknown as string[])) as ApiKey[];
+    .returning<ApiKey[]>(PUBLIC_COLUMNS);
   return { key: plain, record };
 }
 
@@ -113,7 +113,7 @@ export async function updateKey(db: Knex, id: string, f: KeyFields): Promise<Api
   if (f.monthlyQuota !== undefined) patch.monthly_quota = f.monthlyQuota;
   if (f.rateLimitPerMinute !== undefined) patch.rate_limit_per_minute = f.rateLimitPerMinute;
   if (f.expiresAt !== undefined) patch.expires_at = f.expiresAt;
-  const [row] = (await db('api_keys').where({ id }).whereNot({ status: 'revoked' }).update(patch).returning(PUBLIC_COLUMNS as unknown as string[])) as ApiKey[];
+  const [row] = await db('api_keys').where({ id }).whereNot({ status: 'revoked' }).update(patch).returning<ApiKey[]>(PUBLIC_COLUMNS);
   if (!row) throw new ConflictError('the key is revoked; revoked keys cannot be changed');
   return row;
 }
@@ -133,7 +133,7 @@ export async function changeKeyStatus(db: Knex, id: string, action: 'suspend' | 
   const patch: Record<string, unknown> = { status: t.to, updated_at: db.fn.now() };
   if (t.to === 'revoked') patch.revoked_at = db.fn.now();
   // guarded update: a concurrent revoke cannot be undone by a resume
-  const [row] = (await db('api_keys').where({ id }).whereIn('status', t.from).update(patch).returning(PUBLIC_COLUMNS as unknown as string[])) as ApiKey[];
+  const [row] = await db('api_keys').where({ id }).whereIn('status', t.from).update(patch).returning<ApiKey[]>(PUBLIC_COLUMNS);
   if (!row) throw new ConflictError('the key changed meanwhile (revoked?); nothing done');
   return row;
 }
@@ -173,5 +173,5 @@ export async function findKeyForAuth(db: Knex, plain: string): Promise<AuthRecor
   const b = Buffer.from(hash, 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
   const { key_hash: _h, org_name, org_status, ...key } = row;
-  return { key: key as ApiKey, org: { id: key.org_id, name: org_name, status: org_status } };
+  return { key, org: { id: key.org_id, name: org_name, status: org_status } };
 }

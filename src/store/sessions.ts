@@ -71,9 +71,9 @@ export async function startSession(db: Knex, userId: string, ttl: SessionTtls, c
     .delete();
   return db.transaction(async (trx) => {
     const expires = new Date(Date.now() + ttl.refreshSeconds * 1000);
-    const [row] = (await trx('console_sessions')
+    const [row] = await trx('console_sessions')
       .insert({ user_id: userId, expires_at: expires, user_agent: client.userAgent?.slice(0, 300) ?? null, ip: client.ip ?? null })
-      .returning(['id'])) as Array<{ id: string }>;
+      .returning<Array<{ id: string }>>(['id']);
     return issuePair(trx, row.id, expires, ttl);
   });
 }
@@ -89,12 +89,16 @@ export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): 
   if (!plain.startsWith(REFRESH_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'unknown' };
   const hash = hashToken(plain);
   const outcome = await db.transaction(async (trx): Promise<RefreshOutcome> => {
-    const token = (await trx('console_tokens as t')
+    const token = await trx('console_tokens as t')
       .join('console_sessions as s', 's.id', 't.session_id')
       .where({ 't.token_hash': hash, 't.kind': 'refresh' })
-      .first('t.session_id', 't.used_at', 's.user_id', 's.expires_at', 's.revoked_at')) as
-      | { session_id: string; used_at: Date | null; user_id: string; expires_at: Date; revoked_at: Date | null }
-      | undefined;
+      .first<{ session_id: string; used_at: Date | null; user_id: string; expires_at: Date; revoked_at: Date | null } | undefined>(
+        't.session_id',
+        't.used_at',
+        's.user_id',
+        's.expires_at',
+        's.revoked_at',
+      );
     if (!token) return { ok: false, reason: 'unknown' };
     if (token.revoked_at !== null || token.expires_at.getTime() <= Date.now()) return { ok: false, reason: 'ended' };
     const spent = await trx('console_tokens').where({ token_hash: hash }).whereNull('used_at').update({ used_at: trx.fn.now() });
@@ -109,7 +113,7 @@ export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): 
 }
 
 async function revokeSessionByToken(db: Knex, hash: string, reason: string): Promise<void> {
-  const row = (await db('console_tokens').where({ token_hash: hash }).first('session_id')) as { session_id: string } | undefined;
+  const row = await db('console_tokens').where({ token_hash: hash }).first<{ session_id: string } | undefined>('session_id');
   if (row) await revokeSession(db, row.session_id, reason);
 }
 
@@ -123,13 +127,13 @@ export async function revokeSession(db: Knex, sessionId: string, reason: string)
 /** The live session an access token belongs to, or null. */
 export async function sessionForAccessToken(db: Knex, plain: string): Promise<{ sessionId: string; userId: string } | null> {
   if (!plain.startsWith(ACCESS_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return null;
-  const row = (await db('console_tokens as t')
+  const row = await db('console_tokens as t')
     .join('console_sessions as s', 's.id', 't.session_id')
     .where({ 't.token_hash': hashToken(plain), 't.kind': 'access' })
     .where('t.expires_at', '>', db.fn.now())
     .whereNull('s.revoked_at')
     .where('s.expires_at', '>', db.fn.now())
-    .first('s.id', 's.user_id')) as { id: string; user_id: string } | undefined;
+    .first<{ id: string; user_id: string } | undefined>('s.id', 's.user_id');
   if (!row) return null;
   // "last active" for the sessions list, written at most once a minute
   await db('console_sessions').where({ id: row.id }).where('last_used_at', '<', db.raw(`now() - interval '1 minute'`)).update({ last_used_at: db.fn.now() });
@@ -139,21 +143,21 @@ export async function sessionForAccessToken(db: Knex, plain: string): Promise<{ 
 /** The session a refresh token belongs to (spent or not), for logout by refresh cookie. */
 export async function sessionForRefreshToken(db: Knex, plain: string): Promise<string | null> {
   if (!plain.startsWith(REFRESH_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return null;
-  const row = (await db('console_tokens').where({ token_hash: hashToken(plain), kind: 'refresh' }).first('session_id')) as { session_id: string } | undefined;
+  const row = await db('console_tokens').where({ token_hash: hashToken(plain), kind: 'refresh' }).first<{ session_id: string } | undefined>('session_id');
   return row?.session_id ?? null;
 }
 
 export async function listSessions(db: Knex, userId: string): Promise<SessionRow[]> {
-  return (await db('console_sessions')
+  return db('console_sessions')
     .where({ user_id: userId })
     .whereNull('revoked_at')
     .where('expires_at', '>', db.fn.now())
     .orderBy('created_at', 'desc')
-    .select('id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'user_agent', 'ip')) as SessionRow[];
+    .select<SessionRow[]>('id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'user_agent', 'ip');
 }
 
 export async function ownsSession(db: Knex, userId: string, sessionId: string): Promise<boolean> {
-  const row = await db('console_sessions').where({ id: sessionId, user_id: userId }).first('id');
+  const row = await db('console_sessions').where({ id: sessionId, user_id: userId }).first<{ id: string } | undefined>('id');
   return row !== undefined;
 }
 
@@ -161,6 +165,6 @@ export async function ownsSession(db: Knex, userId: string, sessionId: string): 
 export async function revokeUserSessions(db: Knex, userId: string, reason: string, except?: string): Promise<void> {
   const q = db('console_sessions').where({ user_id: userId }).whereNull('revoked_at');
   if (except) q.whereNot({ id: except });
-  const ids = ((await q.select('id')) as Array<{ id: string }>).map((r) => r.id);
+  const ids = (await q.select<Array<{ id: string }>>('id')).map((r) => r.id);
   for (const id of ids) await revokeSession(db, id, reason);
 }

@@ -72,7 +72,7 @@ export async function membershipsOf(db: Knex, userId: string): Promise<Membershi
 }
 
 export async function roleIn(db: Knex, userId: string, orgId: string): Promise<Role | null> {
-  const row = (await db('memberships').where({ user_id: userId, org_id: orgId }).first('role')) as { role: Role } | undefined;
+  const row = await db('memberships').where({ user_id: userId, org_id: orgId }).first<{ role: Role } | undefined>('role');
   return row?.role ?? null;
 }
 
@@ -100,8 +100,8 @@ export async function addMember(db: Knex, orgId: string, userId: string, role: R
  */
 export async function changeMember(db: Knex, orgId: string, userId: string, change: { role: Role } | { remove: true }): Promise<Role> {
   return db.transaction(async (trx) => {
-    const owners = (await trx('memberships').where({ org_id: orgId, role: 'owner' }).forUpdate().select('user_id')) as Array<{ user_id: string }>;
-    const current = (await trx('memberships').where({ org_id: orgId, user_id: userId }).forUpdate().first('role')) as { role: Role } | undefined;
+    const owners = await trx('memberships').where({ org_id: orgId, role: 'owner' }).forUpdate().select<Array<{ user_id: string }>>('user_id');
+    const current = await trx('memberships').where({ org_id: orgId, user_id: userId }).forUpdate().first<{ role: Role } | undefined>('role');
     if (!current) throw new NotFoundError('no such member in this organisation');
     const losesOwner = current.role === 'owner' && ('remove' in change || change.role !== 'owner');
     if (losesOwner && owners.length <= 1) throw new ConflictError('the last owner cannot be removed or demoted; make someone else owner first');

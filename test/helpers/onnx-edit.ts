@@ -15,9 +15,9 @@ function int64(name: string, values: number[]): onnxProto.onnx.ITensorProto {
 export function sliceYoloClasses(bytes: Uint8Array, classes: number): Uint8Array {
   const model = onnx.ModelProto.decode(bytes);
   const graph = model.graph!;
-  const out = graph.output![0]!;
+  const out = graph.output![0];
   const dims = out.type!.tensorType!.shape!.dim!;
-  const anchors = Number(dims[2]!.dimValue);
+  const anchors = Number(dims[2].dimValue);
   graph.initializer!.push(int64('slice_starts', [0]), int64('slice_ends', [4 + classes]), int64('slice_axes', [1]));
   graph.node!.push({ opType: 'Slice', name: 'keep_classes', input: [out.name!, 'slice_starts', 'slice_ends', 'slice_axes'], output: ['predictions'] });
   graph.output = [{ name: 'predictions', type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: 1 }, { dimValue: 4 + classes }, { dimValue: anchors }] } } } }];

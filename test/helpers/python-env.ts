@@ -62,7 +62,7 @@ export async function startRealTriton(python: string, ports: { grpcPort?: number
   );
   let out = '';
   let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const killGroup = (signal: NodeJS.Signals): void => {
     try {
@@ -76,7 +76,7 @@ export async function startRealTriton(python: string, ports: { grpcPort?: number
       killGroup('SIGKILL');
       reject(new Error(`real Triton did not serve the model within 180 s:\n${err}`));
     }, 180_000);
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
       out += c;
       if (out.includes('"ready": true')) {
         clearTimeout(timer);

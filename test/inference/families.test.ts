@@ -30,8 +30,8 @@ describe('detector families', () => {
     const got = decodeOutputs(spec, new Map([['out', out]]), g, (c) => (c === 0 ? 0.5 : c === 1 ? 0.7 : undefined));
     // Anchor 0: class 0 at 0.9 → (80..120, 90..110) ÷ 0.8. Anchor 1: class 1 at 0.6 < its 0.7. Anchor 2 (y 280..320) touches the content's bottom edge → 350..400.
     assert.equal(got.length, 2);
-    assert.deepEqual({ ...got[0]! }, { x1: 100, y1: 112.5, x2: 150, y2: 137.5, score: Math.fround(0.9), classIndex: 0 });
-    assert.deepEqual([got[1]!.classIndex, got[1]!.y1, got[1]!.y2], [0, 350, 400]);
+    assert.deepEqual({ ...got[0] }, { x1: 100, y1: 112.5, x2: 150, y2: 137.5, score: Math.fround(0.9), classIndex: 0 });
+    assert.deepEqual([got[1].classIndex, got[1].y1, got[1].y2], [0, 350, 400]);
   });
 
   test('yolo: a class the catalog leaves out is dropped even when it wins', () => {
@@ -60,7 +60,7 @@ describe('detector families', () => {
     assert.deepEqual(t.shape, [1, 3, 4, 4]);
     const data = t.data as Float32Array;
     assert.equal(data[0], 1); // R of the first pixel, 255 / 255
-    assert.ok(Math.abs(data[16 * 2 + 15]! - 114 / 255) < 1e-6, 'B of the last pixel is padding');
+    assert.ok(Math.abs(data[16 * 2 + 15] - 114 / 255) < 1e-6, 'B of the last pixel is padding');
   });
 
   test('checkServedModel names what the catalog expects and what the server has', () => {

@@ -207,7 +207,7 @@ describe('OnnxRuntimeBackend with dynamic batching (INFERENCE_MAX_BATCH)', () =>
     assert.equal(batched.completedRuns - runsBefore, fills.length);
     assert.ok(batched.completedExecutions - executionsBefore < fills.length, 'some calls shared a session run');
     got.forEach((outputs, i) => {
-      const want = expected[i]!;
+      const want = expected[i];
       assert.deepEqual([...outputs.keys()].sort(), [...want.keys()].sort());
       for (const [name, t] of want) {
         const o = outputs.get(name)!;
@@ -215,13 +215,13 @@ describe('OnnxRuntimeBackend with dynamic batching (INFERENCE_MAX_BATCH)', () =>
         const a = t.data as Float32Array;
         const b = o.data as Float32Array;
         let worst = 0;
-        for (let k = 0; k < a.length; k++) worst = Math.max(worst, Math.abs(a[k]! - b[k]!));
+        for (let k = 0; k < a.length; k++) worst = Math.max(worst, Math.abs(a[k] - b[k]));
         assert.ok(worst < 1e-4, `${name} of call ${i} differs from its batch-1 output by ${worst}`);
       }
     });
     // Distinct inputs give distinct outputs: rows were not mixed up or repeated.
-    const first = [...got[0]!.values()][0]!.data as Float32Array;
-    const second = [...got[1]!.values()][0]!.data as Float32Array;
+    const first = [...got[0].values()][0].data as Float32Array;
+    const second = [...got[1].values()][0].data as Float32Array;
     assert.notDeepEqual(first.slice(0, 64), second.slice(0, 64));
   });
 });

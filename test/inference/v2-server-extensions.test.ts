@@ -20,10 +20,10 @@ import { startV2Server, type V2Server } from '../../src/inference/v2-server/serv
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
 
 const MODEL = 'centernet';
-type Raw = grpc.Client & Record<string, (req: unknown, cb: (err: grpc.ServiceError | null, res: any) => void) => void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Raw = grpc.Client & Record<string, (req: unknown, cb: (err: grpc.ServiceError | null, res: any) => void) => void>;
 
 function call<T>(client: Raw, method: string, request: unknown): Promise<T> {
-  return new Promise((resolve, reject) => client[method]!(request, (err, res) => (err ? reject(err) : resolve(res as T))));
+  return new Promise((resolve, reject) => client[method](request, (err, res) => (err ? reject(err) : resolve(res as T))));
 }
 
 async function rejectsStatus(p: Promise<unknown>, code: grpc.status, details: string): Promise<void> {
@@ -92,7 +92,7 @@ describe('v2 server: Triton extensions and streaming', () => {
     stream.end();
     await done;
     assert.equal(got.length, 3);
-    const ok = got.filter((m) => m.infer_response).map((m) => [m.infer_response!.id, m.infer_response!.outputs[0]!.shape.map(Number)]);
+    const ok = got.filter((m) => m.infer_response).map((m) => [m.infer_response!.id, m.infer_response!.outputs[0].shape.map(Number)]);
     assert.deepEqual(ok.sort(), [['a', [1, 100, 6]], ['b', [2, 100, 6]]]);
     assert.deepEqual(got.filter((m) => m.error_message).map((m) => m.error_message), ["[request id: too-many] inference request batch-size must be <= 8 for 'centernet'"]);
   });
@@ -122,7 +122,7 @@ describe('v2 server: Triton extensions and streaming', () => {
     assert.equal((await call<{ ready: boolean }>(client, 'ModelReady', { name: MODEL })).ready, true);
     assert.equal((await call<{ ready: boolean }>(client, 'ServerReady', {})).ready, true);
     const again = await call<ModelInferResponse>(client, 'ModelInfer', request(1));
-    assert.ok(again.raw_output_contents[0]!.equals(expected.raw_output_contents[0]!), 'the reloaded model gives the same bytes');
+    assert.ok(again.raw_output_contents[0].equals(expected.raw_output_contents[0]), 'the reloaded model gives the same bytes');
   });
 
   test('shared memory, trace and log settings: status answered, registration and changes refused clearly', async () => {
@@ -145,8 +145,8 @@ describe('v2 server: Triton extensions and streaming', () => {
     const jsonLength = Number(res.headers.get('inference-header-content-length'));
     const body = Buffer.from(await res.arrayBuffer());
     const meta = JSON.parse(body.subarray(0, jsonLength).toString()) as { outputs: Array<{ name: string; shape: number[]; parameters: { binary_data_size: number } }> };
-    assert.deepEqual(meta.outputs[0]!.shape, [1, 100, 6]);
-    assert.ok(body.subarray(jsonLength).equals(grpcOut.raw_output_contents[0]!), 'the same bytes as over gRPC');
+    assert.deepEqual(meta.outputs[0].shape, [1, 100, 6]);
+    assert.ok(body.subarray(jsonLength).equals(grpcOut.raw_output_contents[0]), 'the same bytes as over gRPC');
 
     const asJson = await fetch(`${base}/v2/models/${MODEL}/infer`, {
       method: 'POST',
@@ -154,7 +154,7 @@ describe('v2 server: Triton extensions and streaming', () => {
     });
     assert.equal(asJson.status, 200);
     const out = (await asJson.json()) as { outputs: Array<{ data: number[] }> };
-    assert.deepEqual(out.outputs[0]!.data, Array.from(new Float32Array(grpcOut.raw_output_contents[0]!.buffer.slice(grpcOut.raw_output_contents[0]!.byteOffset, grpcOut.raw_output_contents[0]!.byteOffset + 2400))));
+    assert.deepEqual(out.outputs[0].data, Array.from(new Float32Array(grpcOut.raw_output_contents[0].buffer.slice(grpcOut.raw_output_contents[0].byteOffset, grpcOut.raw_output_contents[0].byteOffset + 2400))));
 
     const bad = await fetch(`${base}/v2/models/${MODEL}/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'pixels', datatype: 'FP32', shape: [1, 1], data: [0] }] }) });
     assert.equal(bad.status, 400);
@@ -187,7 +187,7 @@ describe('v2 server: Triton extensions and streaming', () => {
       assert.equal((await call<{ ready: boolean }>(c, 'ModelReady', { name: MODEL })).ready, true);
       assert.equal((await call<{ ready: boolean }>(c, 'ServerReady', {})).ready, false);
       const out = await call<ModelInferResponse>(c, 'ModelInfer', request(1));
-      assert.deepEqual(out.outputs[0]!.shape.map(Number), [1, 100, 6]);
+      assert.deepEqual(out.outputs[0].shape.map(Number), [1, 100, 6]);
       await call(c, 'RepositoryModelLoad', { model_name: 'other' });
       assert.equal((await call<{ ready: boolean }>(c, 'ServerReady', {})).ready, true);
     } finally {

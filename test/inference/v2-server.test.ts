@@ -43,7 +43,7 @@ function inferRequest(images: Float32Array, rows = 1, overrides: Partial<ModelIn
 function detectionsOf(r: { outputs: Array<{ name: string; datatype: string; shape: number[] }>; raw_output_contents: Buffer[] }): Float32Array {
   const i = r.outputs.findIndex((o) => o.name === 'detections');
   assert.ok(i >= 0, 'the response has a detections output');
-  return decodeTensorData('detections', 'FP32', r.outputs[i]!.shape.map(Number), r.raw_output_contents[i]!).data as Float32Array;
+  return decodeTensorData('detections', 'FP32', r.outputs[i].shape.map(Number), r.raw_output_contents[i]).data as Float32Array;
 }
 
 async function rejectsWith(p: Promise<unknown>, code: InferenceError['code'], message: RegExp): Promise<void> {
@@ -97,8 +97,8 @@ describe('local v2 inference server', () => {
     assert.deepEqual(meta.outputs.map((t) => [t.name, t.datatype, t.shape.map(Number)]), [['detections', 'FP32', [-1, 100, 6]]]);
     const config = await client.modelConfig(MODEL, '');
     assert.equal(config.max_batch_size, CONFIG.maxBatchSize);
-    assert.equal(config.input[0]!.data_type, 'TYPE_FP32');
-    assert.deepEqual(config.input[0]!.dims.map(Number), [512, 512, 3]);
+    assert.equal(config.input[0].data_type, 'TYPE_FP32');
+    assert.deepEqual(config.input[0].dims.map(Number), [512, 512, 3]);
   });
 
   test('unknown model: NOT_FOUND, reported as MODEL_NOT_READY', async () => {
@@ -108,7 +108,7 @@ describe('local v2 inference server', () => {
   });
 
   test('malformed requests: INVALID_ARGUMENT naming what is wrong, nothing run', async () => {
-    const before = server.statistics(MODEL)[0]!;
+    const before = server.statistics(MODEL)[0];
     const small = new Float32Array(256 * 256 * 3);
     await rejectsWith(
       client.modelInfer({
@@ -142,7 +142,7 @@ describe('local v2 inference server', () => {
       'INVALID_INPUT',
       new RegExp(`INVALID_ARGUMENT: \\[request id: test\\] inference request batch-size must be <= ${CONFIG.maxBatchSize} for 'centernet'$`),
     );
-    const after = server.statistics(MODEL)[0]!;
+    const after = server.statistics(MODEL)[0];
     assert.equal(after.execution_count, before.execution_count, 'no malformed request reached the model');
   });
 
@@ -165,18 +165,18 @@ describe('local v2 inference server', () => {
     try {
       const names = Array.from({ length: CONFIG.maxBatchSize }, (_, i) => (i % 2 === 0 ? 'basketball' : 'camera'));
       const responses = await Promise.all(names.map((n) => batchingClient.modelInfer(inferRequest(n === 'basketball' ? basketball : camera))));
-      const stats = batching.statistics(MODEL)[0]!;
+      const stats = batching.statistics(MODEL)[0];
       assert.equal(stats.inference_count, CONFIG.maxBatchSize);
       assert.equal(stats.execution_count, 1);
       assert.deepEqual(stats.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]), [[CONFIG.maxBatchSize, 1]]);
       assert.equal(stats.inference_stats.success.count, CONFIG.maxBatchSize);
       // Each request gets its own image's rows back, as if it had run alone.
       names.forEach((n, i) => {
-        const got = detectionsOf(responses[i]!);
+        const got = detectionsOf(responses[i]);
         const want = alone.get(n)!;
         assert.equal(got.length, want.length);
         let maxDiff = 0;
-        for (let k = 0; k < got.length; k++) maxDiff = Math.max(maxDiff, Math.abs(got[k]! - want[k]!));
+        for (let k = 0; k < got.length; k++) maxDiff = Math.max(maxDiff, Math.abs(got[k] - want[k]));
         assert.ok(maxDiff < 1e-3, `request ${i} (${n}): batched rows differ from the lone run by ${maxDiff}`);
       });
     } finally {
@@ -189,10 +189,10 @@ describe('local v2 inference server', () => {
     const two = new Float32Array(2 * 512 * 512 * 3);
     two.set(basketball, 0);
     two.set(camera, 512 * 512 * 3);
-    const start = server.statistics(MODEL)[0]!;
+    const start = server.statistics(MODEL)[0];
     const r = await client.modelInfer(inferRequest(two, 2));
-    assert.deepEqual(r.outputs[0]!.shape.map(Number), [2, 100, 6]);
-    const end = server.statistics(MODEL)[0]!;
+    assert.deepEqual(r.outputs[0].shape.map(Number), [2, 100, 6]);
+    const end = server.statistics(MODEL)[0];
     assert.equal(end.inference_count - start.inference_count, 2);
     assert.equal(end.inference_stats.success.count - start.inference_stats.success.count, 1);
   });
@@ -208,13 +208,13 @@ describe('local v2 inference server', () => {
     assert.match(((await unknown.json()) as { error: string }).error, /unknown model/);
     const meta = (await (await fetch(`${base}/v2/models/${MODEL}`)).json()) as { name: string; inputs: Array<{ shape: number[] }> };
     assert.equal(meta.name, MODEL);
-    assert.deepEqual(meta.inputs[0]!.shape, [-1, 512, 512, 3]);
+    assert.deepEqual(meta.inputs[0].shape, [-1, 512, 512, 3]);
     const stats = (await (await fetch(`${base}/v2/models/${MODEL}/stats`)).json()) as { model_stats: Array<{ name: string; inference_count: number; batch_stats: Array<{ batch_size: number }> }> };
-    assert.equal(stats.model_stats[0]!.name, MODEL);
-    assert.equal(stats.model_stats[0]!.inference_count, server.statistics(MODEL)[0]!.inference_count);
-    assert.ok(stats.model_stats[0]!.batch_stats.some((b) => b.batch_size > 1));
+    assert.equal(stats.model_stats[0].name, MODEL);
+    assert.equal(stats.model_stats[0].inference_count, server.statistics(MODEL)[0].inference_count);
+    assert.ok(stats.model_stats[0].batch_stats.some((b) => b.batch_size > 1));
     const grpcStats = await client.modelStatistics(MODEL, '');
-    assert.equal(grpcStats.model_stats[0]!.inference_count, stats.model_stats[0]!.inference_count);
+    assert.equal(grpcStats.model_stats[0].inference_count, stats.model_stats[0].inference_count);
     assert.equal((await fetch(`${base}/v2/health/live`, { method: 'PUT' })).status, 405);
     assert.equal((await fetch(`${base}/v2/health/live`, { method: 'POST' })).status, 404);
     assert.equal((await fetch(`${base}/v2/models/%E0%A4%A`)).status, 400);
@@ -228,7 +228,7 @@ describe('local v2 inference server', () => {
     assert.equal(server.inFlight(), 1, 'the request is on the server when the shutdown starts');
     const closing = server.close({ graceMs: 20_000 });
     const answer = await inFlight;
-    assert.deepEqual(answer.outputs[0]!.shape.map(Number), [1, 100, 6]);
+    assert.deepEqual(answer.outputs[0].shape.map(Number), [1, 100, 6]);
     await closing;
     assert.equal((await fetch(`http://127.0.0.1:${server.httpPort}/v2/health/live`).catch(() => undefined))?.status, undefined);
     await rejectsWith(client.serverLive({ deadline: Date.now() + 1_000 }), 'UNAVAILABLE', /./);

@@ -40,9 +40,9 @@ export async function runTfjs(
 ): Promise<Array<{ data: Float32Array | Int32Array | Uint8Array; shape: number[] }>> {
   const x = tf.tensor(dtype === 'int32' ? Int32Array.from(input.data) : input.data, input.shape, dtype);
   try {
-    const result = (await model.executeAsync({ [inputName]: x }, outputs));
+    const result = await model.executeAsync({ [inputName]: x }, outputs);
     const list = Array.isArray(result) ? result : [result];
-    const out = await Promise.all(list.map(async (t) => ({ data: (await t.data()) as Float32Array | Int32Array | Uint8Array, shape: t.shape })));
+    const out = await Promise.all(list.map(async (t) => ({ data: await t.data<'float32' | 'int32' | 'bool'>(), shape: t.shape })));
     list.forEach((t) => t.dispose());
     return out;
   } finally {

@@ -433,7 +433,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     const hpas = kc.makeApiClient(AutoscalingV2Api);
     for (let i = 1; i <= 20; i++) {
       const hpa = await hpas.readNamespacedHorizontalPodAutoscaler({ name: 'scaler-api', namespace: NS });
-      hpa.status = { currentReplicas: 3, desiredReplicas: 3, currentMetrics: [], lastScaleTime: new Date(Date.now() - i * 1000) } as Any;
+      hpa.status = { currentReplicas: 3, desiredReplicas: 3, currentMetrics: [], lastScaleTime: new Date(Date.now() - i * 1000) };
       await hpas.replaceNamespacedHorizontalPodAutoscalerStatus({ name: 'scaler-api', namespace: NS, body: hpa });
     }
     await eventually(async () => ((await successes()) >= n + 3 ? true : undefined), 'reconciles after the HPA status updates');
@@ -498,7 +498,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
     const port = (proxy.address() as net.AddressInfo).port;
     const viaProxy = cluster.kubeConfig();
-    viaProxy.clusters[0] = { ...viaProxy.clusters[0], server: `https://127.0.0.1:${port}` } as Any;
+    viaProxy.clusters[0] = { ...viaProxy.clusters[0], server: `https://127.0.0.1:${port}` };
     const outage = (on: boolean) => {
       down = on;
       if (on) for (const s of sockets) s.destroy();
@@ -630,7 +630,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       secret.metadata!.ownerReferences!.map((r) => [r.kind, r.name, r.uid]),
       [['RecognitionService', 'keyless', created.metadata.uid]],
     );
-    const key = Buffer.from(secret.data!.IMAGE_URL_SECRET!, 'base64').toString();
+    const key = Buffer.from(secret.data!.IMAGE_URL_SECRET, 'base64').toString();
     assert.match(key, /^[A-Za-z0-9_-]{43}$/, '32 random bytes, base64url');
 
     const dep = await eventually(async () => getDep('keyless-api').catch(() => undefined), 'keyless-api Deployment');
@@ -659,7 +659,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'keyless', body: { spec: { api: { logLevel: 'debug' } } } }, merge);
     await eventually(async () => ((await getDep('keyless-api')).spec!.template.spec!.containers[0].env?.some((e) => e.name === 'LOG_LEVEL' && e.value === 'debug') ? true : undefined), 'LOG_LEVEL debug rolled out');
     const again = await core.readNamespacedSecret({ name: 'keyless-api-image-url', namespace: NS });
-    assert.equal(Buffer.from(again.data!.IMAGE_URL_SECRET!, 'base64').toString(), key);
+    assert.equal(Buffer.from(again.data!.IMAGE_URL_SECRET, 'base64').toString(), key);
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'keyless' });
   });
 

@@ -32,9 +32,9 @@ test('desiredHash changes with the desired object; controlledBy needs the resour
   const changed = desiredState({ ...rs, spec: { ...rs.spec, triton: { ...rs.spec.triton, gpus: 2 } } }, { serviceMonitor: false }).apply.find((o) => o.kind === 'Deployment')!;
   const before = desiredState(rs, { serviceMonitor: false }).apply.find((o) => o.kind === 'Deployment')!;
   assert.notEqual(desiredHash(changed), desiredHash(before));
-  assert.ok(controlledBy(a as never, rs));
-  assert.ok(!controlledBy({ metadata: { ownerReferences: [{ ...a.metadata.ownerReferences![0], uid: 'other' }] } } as never, rs));
-  assert.ok(!controlledBy({ metadata: {} } as never, rs));
+  assert.ok(controlledBy(a, rs));
+  assert.ok(!controlledBy({ metadata: { ownerReferences: [{ ...a.metadata.ownerReferences![0], uid: 'other' }] } }, rs));
+  assert.ok(!controlledBy({ metadata: {} }, rs));
 });
 
 test('the cluster domain reaches TRITON_URL', () => {

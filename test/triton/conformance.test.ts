@@ -42,7 +42,7 @@ function startOurs(): Promise<{ child: ChildProcess; grpcPort: number; httpPort:
   let log = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`inference-server did not start:\n${log}`)), 120_000);
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
       log += c;
       const m = /gRPC on 127\.0\.0\.1:(\d+), HTTP on 127\.0\.0\.1:(\d+)/.exec(log);
       if (m) {
@@ -60,8 +60,8 @@ function sameDetections(a: unknown, b: unknown, where: string): void {
   const y = b as number[][][];
   assert.equal(x.length, y.length, `${where}: images`);
   x.forEach((rows, i) => {
-    assert.equal(rows.length, y[i]!.length, `${where}: detections of image ${i}: ${JSON.stringify(rows)} vs ${JSON.stringify(y[i])}`);
-    rows.forEach((r, j) => r.forEach((v, k) => assert.ok(Math.abs(v - y[i]![j]![k]!) <= 0.011, `${where}: image ${i} row ${j}: ${JSON.stringify(r)} vs ${JSON.stringify(y[i]![j])}`)));
+    assert.equal(rows.length, y[i].length, `${where}: detections of image ${i}: ${JSON.stringify(rows)} vs ${JSON.stringify(y[i])}`);
+    rows.forEach((r, j) => r.forEach((v, k) => assert.ok(Math.abs(v - y[i][j][k]) <= 0.011, `${where}: image ${i} row ${j}: ${JSON.stringify(r)} vs ${JSON.stringify(y[i][j])}`)));
   });
 }
 

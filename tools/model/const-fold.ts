@@ -93,7 +93,7 @@ export function pack(parts: ConstArray[], axis: number): ConstArray {
   const inner = parts[0].shape;
   const outShape = [...inner.slice(0, axis), parts.length, ...inner.slice(axis)];
   const joined: ConstArray = { shape: [parts.length, ...inner], data: like(parts[0].data, parts.length * count(inner)) };
-  parts.forEach((p, i) => (joined.data as Float32Array).set(p.data as Float32Array, i * count(inner)));
+  parts.forEach((p, i) => (joined.data as Float32Array).set(p.data, i * count(inner)));
   // joined is the pack along axis 0; move that axis into place.
   const perm = Array.from({ length: outShape.length }, (_, i) => i);
   perm.splice(0, 1);

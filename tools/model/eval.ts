@@ -117,12 +117,12 @@ export function averagePrecision(scored: Array<{ score: number; tp: boolean }>, 
     recall.push(tp / objects);
     precision.push(tp / (i + 1));
   });
-  for (let i = precision.length - 2; i >= 0; i--) precision[i] = Math.max(precision[i]!, precision[i + 1]!);
+  for (let i = precision.length - 2; i >= 0; i--) precision[i] = Math.max(precision[i], precision[i + 1]);
   let sum = 0;
   for (let k = 0; k <= 100; k++) {
     const r = k / 100;
     const i = recall.findIndex((v) => v >= r);
-    sum += i >= 0 ? precision[i]! : 0;
+    sum += i >= 0 ? precision[i] : 0;
   }
   return sum / 101;
 }
@@ -159,7 +159,7 @@ export function evaluate(set: CocoSet, results: ImageDetections[], thresholdOf: 
 /** Runs the detector over the set's photos, one at a time. */
 export async function detectSet(detector: ObjectDetector, set: CocoSet, imagesDir: string): Promise<{ results: ImageDetections[]; seconds: number }> {
   const photos = await Promise.all(set.images.map(async (i) => ({ id: i.id, bytes: await readFile(path.join(imagesDir, i.file_name)) })));
-  await detector.detect(photos[0]!.bytes); // warm caches outside the timing
+  await detector.detect(photos[0].bytes); // warm caches outside the timing
   const started = performance.now();
   const results: ImageDetections[] = [];
   for (const p of photos) results.push({ imageId: p.id, detections: (await detector.detect(p.bytes)).detections });

@@ -30,7 +30,7 @@ async function main(argv: string[]): Promise<void> {
   if (values.family !== undefined && !['yolo', 'ssd', 'centernet'].includes(values.family)) throw new Error(`--family must be yolo, ssd or centernet, not "${values.family}"`);
   const config = loadConfig();
   const result = await importModel({
-    file: positionals[0]!,
+    file: positionals[0],
     repository: config.modelRepository,
     name: values.name,
     family: values.family as DetectorFamily | undefined,

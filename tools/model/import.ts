@@ -90,7 +90,7 @@ export async function importModel(o: ImportOptions): Promise<ImportResult> {
     await writeFile(path.join(staging, 'config.pbtxt'), renderTritonConfig(tritonConfigFor(name, info)));
     await writeFile(path.join(staging, 'catalog.json'), `${JSON.stringify(catalog, null, 2)}\n`);
     const trial = await trialRun(path.join(staging, '1', 'model.onnx'), catalog, o);
-    log(`import: trial run on ${path.basename(o.trialImage)}: ${trial.length} detection(s)${trial.length ? `, best ${trial[0]!.label} ${trial[0]!.confidence}` : ''}`);
+    log(`import: trial run on ${path.basename(o.trialImage)}: ${trial.length} detection(s)${trial.length ? `, best ${trial[0].label} ${trial[0].confidence}` : ''}`);
     const old = `${staging}.old`;
     const replaced = await rename(modelDir, old).then(() => true, () => false);
     await rename(staging, modelDir);
@@ -107,10 +107,10 @@ export function interpret(info: OnnxModelInfo, forced: DetectorFamily | undefine
     throw new ImportError(`${source}: cannot interpret this model's outputs: ${why}. Inputs: ${describe(info.inputs)}; outputs: ${describe(info.outputs)}. Supported: Ultralytics YOLO v5u/v8/11/12 detect exports ([1, 4+C, anchors]), TF Object Detection API SSD (boxes, scores, classes, num_detections), CenterNet ([N, K, 6]).`);
   };
   if (info.inputs.length !== 1) refuse(`expected one image input, found ${info.inputs.length}`);
-  const input = info.inputs[0]!;
+  const input = info.inputs[0];
   if (input.type !== 'float32' || input.shape.length !== 4) refuse(`the input ${input.name} must be float32 of rank 4`);
   const layout = input.shape[1] === 3 ? 'NCHW' : input.shape[3] === 3 ? 'NHWC' : refuse(`the input ${input.name} [${input.shape.join(',')}] has no 3-channel axis`);
-  const [height, width] = layout === 'NCHW' ? [input.shape[2]!, input.shape[3]!] : [input.shape[1]!, input.shape[2]!];
+  const [height, width] = layout === 'NCHW' ? [input.shape[2], input.shape[3]] : [input.shape[1], input.shape[2]];
   const imgsz = parseImgsz(info.metadata.imgsz);
   const size = { width: width > 0 ? width : imgsz?.[1] ?? refuse('the input size is dynamic and the file does not say it'), height: height > 0 ? height : imgsz?.[0] ?? refuse('the input size is dynamic and the file does not say it') };
 
@@ -118,15 +118,15 @@ export function interpret(info: OnnxModelInfo, forced: DetectorFamily | undefine
   switch (family) {
     case 'yolo': {
       if (info.outputs.length !== 1) refuse(`a YOLO export has one output, this has ${info.outputs.length} (segmentation and pose exports are not detectors)`);
-      const out = info.outputs[0]!;
+      const out = info.outputs[0];
       if (out.type !== 'float32' || out.shape.length !== 3) refuse(`the YOLO output ${out.name} must be float32 [1, 4+C, anchors]`);
       const [, rows, anchors] = out.shape;
-      if (rows! > 0 && anchors! > 0 && rows! > anchors!) refuse(`the YOLO output ${out.name} [${out.shape.join(',')}] has anchors first (a YOLOv5 export with objectness, or a transposed one); export with Ultralytics 8+ (yolov5u, v8, 11, 12)`);
-      if (!(rows! > 4)) refuse(`the YOLO output ${out.name} [${out.shape.join(',')}] needs 4 box rows plus at least one class row`);
+      if (rows > 0 && anchors > 0 && rows > anchors) refuse(`the YOLO output ${out.name} [${out.shape.join(',')}] has anchors first (a YOLOv5 export with objectness, or a transposed one); export with Ultralytics 8+ (yolov5u, v8, 11, 12)`);
+      if (!(rows > 4)) refuse(`the YOLO output ${out.name} [${out.shape.join(',')}] needs 4 box rows plus at least one class row`);
       if (info.metadata.task && info.metadata.task !== 'detect') refuse(`this is an Ultralytics "${info.metadata.task}" model, not a detector`);
       return {
         spec: { family, input: { name: input.name, layout, ...size, fit: 'letterbox', scale: 1 / 255, pad: 114 }, outputs: { predictions: out.name } },
-        classCount: rows! - 4,
+        classCount: rows - 4,
       };
     }
     case 'ssd': {
@@ -142,11 +142,11 @@ export function interpret(info: OnnxModelInfo, forced: DetectorFamily | undefine
 
 function guessFamily(info: OnnxModelInfo): DetectorFamily | undefined {
   if (ssdOutputs(info.outputs)) return 'ssd';
-  if (info.outputs.length === 1 && info.outputs[0]!.shape.length === 3) {
-    const [, a, b] = info.outputs[0]!.shape;
+  if (info.outputs.length === 1 && info.outputs[0].shape.length === 3) {
+    const [, a, b] = info.outputs[0].shape;
     if (b === 6 && info.inputs[0]?.shape[3] === 3) return 'centernet';
-    if (info.metadata.author === 'Ultralytics' || (a! > 4 && b! > a!)) return 'yolo';
-    if (a! > 4 && b! > 0 && a! > b!) return 'yolo'; // refused in interpret() with the reason
+    if (info.metadata.author === 'Ultralytics' || (a > 4 && b > a)) return 'yolo';
+    if (a > 4 && b > 0 && a > b) return 'yolo'; // refused in interpret() with the reason
   }
   return undefined;
 }
@@ -211,8 +211,8 @@ async function catalogClasses(o: ImportOptions, info: OnnxModelInfo, spec: Detec
     throw new ImportError(`${o.file}: the model carries no class names; give --labels coco80|coco90|labels.txt or --catalog catalog.json`);
   }
   if (classCount !== undefined && names.length !== classCount) throw new ImportError(`${labels ?? 'the model\'s names'}: ${names.length} labels for ${classCount} classes`);
-  const isCoco80 = names.length === 80 && names.every((n, i) => n === COCO_CLASSES[i]!.label);
-  return names.map((label, index) => ({ index, label, external_id: isCoco80 ? `coco:${COCO_CLASSES[index]!.cocoId}` : `${name}:${index}` }));
+  const isCoco80 = names.length === 80 && names.every((n, i) => n === COCO_CLASSES[i].label);
+  return names.map((label, index) => ({ index, label, external_id: isCoco80 ? `coco:${COCO_CLASSES[index].cocoId}` : `${name}:${index}` }));
 }
 
 /** Ultralytics writes names as a Python dict literal: {0: 'person', 1: 'bicycle', …}. */

@@ -52,7 +52,7 @@ export const SSDLITE_SPEC: DetectorSpec = Object.freeze({
   family: 'ssd',
   input: Object.freeze({ name: SSDLITE.input, layout: 'NHWC', width: SSDLITE.inputSize, height: SSDLITE.inputSize, fit: 'stretch', scale: 1, pad: 0 }),
   outputs: SSDLITE.outputs,
-}) as DetectorSpec;
+});
 
 /**
  * Options for the converter. With `raw`, the graph's own decoded outputs (for the parity
@@ -80,8 +80,8 @@ export async function convertSsdlite(jsonPath: string, options: { raw?: boolean 
 function ssdHead(b: OnnxGraphBuilder, converted: Record<string, { onnx: string; shape: number[] }>, batch: string): ConvertResult['outputs'] {
   const o = SSDLITE.outputs;
   const k = SSDLITE.anchors;
-  const boxes = converted[SSDLITE.raw.boxes]!.onnx;
-  const scores = converted[SSDLITE.raw.scores]!.onnx;
+  const boxes = converted[SSDLITE.raw.boxes].onnx;
+  const scores = converted[SSDLITE.raw.scores].onnx;
   for (const name of Object.values(o)) b.reserve(name);
   b.node('Reshape', [boxes, b.int64s('boxes_shape', [-1, k, 4])], [o.boxes]);
   b.node('ReduceMax', [scores], [o.scores], { axes: [2], keepdims: 0 });

@@ -394,7 +394,7 @@ class Converter {
     if (add === 0) return v;
     const axes = Array.from({ length: add }, (_, i) => i + 1);
     const [out] = this.b.node('Unsqueeze', [v.onnx, this.b.int64s('axes', axes)], `${v.onnx}/stacked`);
-    return { onnx: out, shape: [...Array(extra).fill(1), ...v.shape], dtype: v.dtype, mode: 'stacked' };
+    return { onnx: out, shape: [...new Array<number>(extra).fill(1), ...v.shape], dtype: v.dtype, mode: 'stacked' };
   }
 
   /** Re-lays a batched value out as 'axis0' (TF shape must start with 1). */

@@ -62,7 +62,7 @@ export function register(program: Command): void {
     .action(async (file: string, opts: Record<string, string | boolean | undefined>) => {
       const args = [file];
       for (const k of ['family', 'labels', 'catalog', 'name', 'trialImage'] as const) {
-        if (typeof opts[k] === 'string') args.push(`--${k === 'trialImage' ? 'trial-image' : k}`, opts[k] as string);
+        if (typeof opts[k] === 'string') args.push(`--${k === 'trialImage' ? 'trial-image' : k}`, opts[k]);
       }
       if (opts.force) args.push('--force');
       process.exitCode = await runPrepareTool(args, IMPORT_TOOL);
@@ -77,7 +77,7 @@ export function register(program: Command): void {
     .option('--json', 'one JSON object', false)
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const args: string[] = [];
-      for (const k of ['images', 'labels', 'model'] as const) if (typeof opts[k] === 'string') args.push(`--${k}`, opts[k] as string);
+      for (const k of ['images', 'labels', 'model'] as const) if (typeof opts[k] === 'string') args.push(`--${k}`, opts[k]);
       if (opts.sweep) args.push('--sweep');
       if (opts.json) args.push('--json');
       process.exitCode = await runPrepareTool(args, EVAL_TOOL);

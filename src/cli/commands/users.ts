@@ -61,7 +61,7 @@ async function readStdin(): Promise<string> {
 function prompt(question: string): Promise<string> {
   let muted = false;
   const output = new Writable({
-    write(chunk, _enc, done) {
+    write(chunk: Buffer, _enc, done) {
       if (!muted) process.stderr.write(chunk);
       done();
     },

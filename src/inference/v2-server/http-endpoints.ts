@@ -53,7 +53,7 @@ export async function handleHttp(state: ServerState, req: http.IncomingMessage, 
     if (p === '/v2/models/stats') return send(res, 200, { model_stats: statisticsOf(state, '', '') });
     const match = MODEL_PATH.exec(p);
     if (!match || match[3] === '/infer') return send(res, 404, { error: `no such endpoint: ${p}` });
-    const [name, version] = decodeNames(match[1]!, match[2]);
+    const [name, version] = decodeNames(match[1], match[2]);
     const what = match[3];
     if (what === '/ready') {
       const model = state.model(name);
@@ -76,13 +76,13 @@ async function handlePost(state: ServerState, req: http.IncomingMessage, res: ht
   }
   const repo = REPOSITORY_PATH.exec(p);
   if (repo) {
-    const [name] = decodeNames(repo[1]!, undefined);
+    const [name] = decodeNames(repo[1], undefined);
     await (repo[2] === 'load' ? state.load(name) : state.unload(name));
     return send(res, 200);
   }
   const match = MODEL_PATH.exec(p);
   if (!match || match[3] !== '/infer') return send(res, 404, { error: `no such endpoint: ${p}` });
-  const [name, version] = decodeNames(match[1]!, match[2]);
+  const [name, version] = decodeNames(match[1], match[2]);
   const headerLength = req.headers[HEADER_LENGTH];
   const jsonLength = headerLength === undefined ? body.length : Number(headerLength);
   if (!Number.isSafeInteger(jsonLength) || jsonLength < 0 || jsonLength > body.length) throw invalid(`${HEADER_LENGTH} ${String(headerLength)} does not fit a body of ${body.length} bytes`);
@@ -150,7 +150,7 @@ function writeInferResponse(res: http.ServerResponse, h: InferRequestJson, r: Mo
   const chunks: Buffer[] = [];
   const outputs = r.outputs.map((o, i) => {
     const asked = h.outputs?.find((x) => x.name === o.name);
-    const bytes = r.raw_output_contents[i]!;
+    const bytes = r.raw_output_contents[i];
     if (asked?.parameters?.binary_data ?? binaryDefault) {
       chunks.push(bytes);
       return { name: o.name, datatype: o.datatype, shape: o.shape, parameters: { binary_data_size: bytes.length } };

@@ -158,7 +158,7 @@ export class ServedModel {
         response.outputs.push({ name, datatype: t.datatype, shape: t.shape });
         response.raw_output_contents.push(encodeTensorData(t));
       }
-      const rows = this.config.maxBatchSize > 0 ? inputs[0]!.shape[0]! : 1;
+      const rows = this.config.maxBatchSize > 0 ? inputs[0].shape[0] : 1;
       this.stats.requestSucceeded(rows, Number(process.hrtime.bigint() - started), queueNs);
       return response;
     } catch (err) {
@@ -191,7 +191,7 @@ export class ServedModel {
         if (rows !== undefined && shape[0] !== rows) throw invalid(`inputs have different batch sizes (${rows} and ${shape[0]})`);
         rows = shape[0];
       }
-      const bytes = raw.length > 0 ? raw[i]! : fromContents(msg.name, spec.datatype, msg.contents ?? undefined);
+      const bytes = raw.length > 0 ? raw[i] : fromContents(msg.name, spec.datatype, msg.contents ?? undefined);
       const expected = elementCount(shape) * elementSize(spec.datatype);
       if (bytes.byteLength !== expected) {
         throw invalid(`input '${msg.name}': ${bytes.byteLength} bytes of data, but ${spec.datatype} [${shape.join(',')}] needs ${expected}`);
@@ -213,8 +213,8 @@ export class ServedModel {
     const dims = cfg.maxBatchSize > 0 ? shape.slice(1) : shape;
     if (cfg.maxBatchSize > 0) {
       if (shape.length === 0) throw invalid(describe);
-      if (shape[0]! > cfg.maxBatchSize) throw invalid(`${prefix}inference request batch-size must be <= ${cfg.maxBatchSize} for '${this.name}'`);
-      if (shape[0]! < 1) throw invalid(`${prefix}inference request batch-size must be >= 1 for '${this.name}'`);
+      if (shape[0] > cfg.maxBatchSize) throw invalid(`${prefix}inference request batch-size must be <= ${cfg.maxBatchSize} for '${this.name}'`);
+      if (shape[0] < 1) throw invalid(`${prefix}inference request batch-size must be >= 1 for '${this.name}'`);
     }
     if (dims.length !== spec.dims.length || !spec.dims.every((d, i) => d < 0 || d === dims[i])) throw invalid(describe);
   }

@@ -225,7 +225,7 @@ export class RecognitionServiceReconciler {
       metadata: { ...desiredObj.metadata, annotations: { ...(desiredObj.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } },
     };
     // The caches hold only objects labelled as ours; anything else must be looked up.
-    const live = (this.caches.getChild?.(ref) as Live | undefined) ?? (await this.kube.get<Live>(ref));
+    const live: Live | undefined = this.caches.getChild?.(ref) ?? (await this.kube.get<Live>(ref));
     if (live && !controlledBy(live, rs)) {
       const owner = live.metadata?.ownerReferences?.find((o) => o.controller);
       const message = `${describeRef(ref)} exists and is not controlled by this RecognitionService${owner ? ` (controller: ${owner.kind} ${owner.name})` : ''}: not adopted; delete or rename it`;

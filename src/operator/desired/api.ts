@@ -189,5 +189,5 @@ export function signingSecret(rs: RecognitionService, key: string): KubeObject |
     metadata: childMeta(rs, 'api', signingSecretName(rs)),
     type: 'Opaque',
     stringData: { [SIGNING_SECRET_KEY]: key },
-  } as KubeObject;
+  };
 }
