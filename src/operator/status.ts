@@ -59,6 +59,8 @@ export interface Observed {
   pods: Record<Component, ObservedPod[]>;
   /** Error of the last apply, if it failed. */
   reconcileError?: string;
+  /** Its reason when not the generic ReconcileError (FieldConflict: fields left to another manager). */
+  reconcileReason?: string;
   /** The cluster's DNS domain for the Triton endpoint (default cluster.local). */
   clusterDomain?: string;
   /** Restarts seen within CRASH_WINDOW_MS, by "pod/container" (see RestartTracker). */
@@ -255,7 +257,9 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
 
   const failures: FailureRecord[] = [];
   const iso = now.toISOString();
-  if (observed.reconcileError) failures.push({ component: 'operator', reason: 'ReconcileError', message: observed.reconcileError, time: iso });
+  if (observed.reconcileError) {
+    failures.push({ component: 'operator', reason: observed.reconcileReason ?? 'ReconcileError', message: observed.reconcileError, time: iso });
+  }
   if (api.failure) failures.push({ component: 'api', ...api.failure, time: iso });
   if (triton.failure) failures.push({ component: 'triton', ...triton.failure, time: iso });
 
