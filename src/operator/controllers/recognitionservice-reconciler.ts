@@ -31,7 +31,7 @@ import {
 import type { EventRecorder } from '../events.js';
 import { describeError, HANDOVER_MANAGER, type KubeClient } from '../kube.js';
 import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, withoutFields, type FieldConflict } from '../field-conflicts.js';
-import { computeStatus, sameJson, RestartTracker, type ObservedDeployment, type ObservedPod } from '../status.js';
+import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
 
@@ -88,7 +88,7 @@ interface ConflictMemo {
 
 /** The child's field ownership without times and status writes: changes when a manager takes or drops a field. */
 function ownership(live: Live): string {
-  return JSON.stringify((live.metadata?.managedFields ?? []).filter((m) => m.subresource !== 'status').map((m) => [m.manager, m.operation, m.subresource, m.fieldsV1]));
+  return JSON.stringify((live.metadata?.managedFields ?? []).filter((m) => m.subresource !== 'status').map((m): unknown[] => [m.manager, m.operation, m.subresource, m.fieldsV1 as unknown]));
 }
 
 function refOf(obj: KubeObject): ChildRef {
@@ -156,7 +156,6 @@ function ownsReplicas(live: Live): boolean {
 }
 
 export class RecognitionServiceReconciler {
-  private readonly restarts = new RestartTracker();
   /** Optional children confirmed absent, by "namespace/name|uid/kind/child", at the generation checked. */
   private readonly absent = new Map<string, number>();
   /** Resources (by uid) whose signing-key Secret is known to exist: one POST per resource, not one per reconcile. */
@@ -178,7 +177,6 @@ export class RecognitionServiceReconciler {
     const rs = this.caches.getResource(namespace, name);
     // Gone or going: owner references let the garbage collector remove the children.
     if (!rs || rs.metadata.deletionTimestamp) {
-      this.restarts.forget(key);
       if (rs?.metadata.uid) this.signingKeys.delete(rs.metadata.uid);
       for (const k of this.absent.keys()) if (k.startsWith(`${key}|`)) this.absent.delete(k);
       for (const k of this.conflicts.keys()) if (k.startsWith(`${key}|`)) this.conflicts.delete(k);
@@ -219,7 +217,6 @@ export class RecognitionServiceReconciler {
     }
     const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name && !p.metadata.deletionTimestamp);
     const now = this.now();
-    const recentRestarts = this.restarts.observe(pods, now, key);
     const byComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
     const status = computeStatus(
       rs,
@@ -230,7 +227,6 @@ export class RecognitionServiceReconciler {
         reconcileError: failures.length > 0 ? failures.map((f) => f.message).join('; ') : undefined,
         reconcileReason: failures.length > 0 && failures.every((f) => f.reason === 'FieldConflict') ? 'FieldConflict' : undefined,
         clusterDomain: this.opts.clusterDomain,
-        recentRestarts,
       },
       now,
     );
