@@ -78,13 +78,14 @@ export class KubeClient {
   }
 
   /**
-   * Server-side apply with the operator's field manager. Force takes back fields a hand
-   * edit changed: the operator must own its children's spec (drift repair). Only called
-   * for children this resource controls (see the reconciler's ownership check).
+   * Server-side apply with the operator's field manager. Without `force` a field another
+   * manager holds with a different value fails the apply with 409 and the list of
+   * conflicts (see field-conflicts.ts for what the reconciler then does). Only called for
+   * children this resource controls (see the reconciler's ownership check).
    */
-  async apply<T extends KubernetesObject>(obj: KubeObject, dryRun?: 'All', manager = FIELD_MANAGER): Promise<T> {
+  async apply<T extends KubernetesObject>(obj: KubeObject, opts: { force?: boolean; manager?: string; dryRun?: 'All' } = {}): Promise<T> {
     return observed(this.observer, 'PATCH', () =>
-      this.objects.patch(toClientModel<T>(obj), undefined, dryRun, manager, true, PatchStrategy.ServerSideApply),
+      this.objects.patch(toClientModel<T>(obj), undefined, opts.dryRun, opts.manager ?? FIELD_MANAGER, opts.force ?? false, PatchStrategy.ServerSideApply),
     );
   }
 

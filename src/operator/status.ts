@@ -34,8 +34,8 @@ export interface ObservedContainerStatus {
   name: string;
   ready?: boolean;
   restartCount?: number;
-  state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } };
-  lastState?: { terminated?: { reason?: string; exitCode?: number; message?: string; finishedAt?: string | Date } };
+  state?: { waiting?: { reason?: string; message?: string }; running?: { startedAt?: string | Date }; terminated?: { reason?: string; exitCode?: number } };
+  lastState?: { terminated?: { reason?: string; exitCode?: number; message?: string; startedAt?: string | Date; finishedAt?: string | Date } };
 }
 
 /** The parts of a Pod the status reads. */
@@ -43,6 +43,7 @@ export interface ObservedPod {
   metadata: { name: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
   status?: {
     phase?: string;
+    startTime?: string | Date;
     conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
     containerStatuses?: ObservedContainerStatus[];
     initContainerStatuses?: ObservedContainerStatus[];
@@ -59,55 +60,40 @@ export interface Observed {
   pods: Record<Component, ObservedPod[]>;
   /** Error of the last apply, if it failed. */
   reconcileError?: string;
+  /** Its reason when not the generic ReconcileError (FieldConflict: fields left to another manager). */
+  reconcileReason?: string;
   /** The cluster's DNS domain for the Triton endpoint (default cluster.local). */
   clusterDomain?: string;
-  /** Restarts seen within CRASH_WINDOW_MS, by "pod/container" (see RestartTracker). */
-  recentRestarts?: Record<string, number>;
 }
 
+const time = (v: string | Date | undefined): number | undefined => {
+  const t = v === undefined ? NaN : new Date(v).getTime();
+  return Number.isNaN(t) ? undefined : t;
+};
+
 /**
- * Remembers each container's restart count over time, so "restarting again and again" is
- * told from "restarted once last week": the count of restarts seen within the window.
+ * How many of a container's restarts happened within the window before `now`, from the
+ * pod's own status, so the answer is the same after an operator restart or a leader
+ * change. The pod status keeps the restart count and the times of the last run and the
+ * current one: the current run's start is the latest restart, the last run's start the
+ * one before it (when there were two). Every restart of a pod younger than the window is
+ * in it; for an older pod the earlier restarts are counted at the pace of the last
+ * cycle (start to start), never more than the count. Without timestamps only a young pod
+ * counts.
  */
-export class RestartTracker {
-  /** Samples by scope (one RecognitionService), then by "pod uid/container". */
-  private readonly scopes = new Map<string, Map<string, Array<{ at: number; count: number }>>>();
-
-  constructor(private readonly windowMs = CRASH_WINDOW_MS) {}
-
-  /**
-   * Records the pods' counts at `now` and returns the restarts within the window, by
-   * "pod/container". Pods of the scope not given any more are forgotten.
-   */
-  observe(pods: ObservedPod[], now: Date, scope = ''): Record<string, number> {
-    const t = now.getTime();
-    const out: Record<string, number> = {};
-    const before = this.scopes.get(scope) ?? new Map<string, Array<{ at: number; count: number }>>();
-    const after = new Map<string, Array<{ at: number; count: number }>>();
-    for (const pod of pods) {
-      for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
-        const id = `${pod.metadata.uid ?? pod.metadata.name}/${c.name}`;
-        const list = before.get(id) ?? [];
-        const count = c.restartCount ?? 0;
-        if (list.length === 0 || list[list.length - 1].count !== count) list.push({ at: t, count });
-        // Keep the newest sample older than the window as the baseline.
-        while (list.length > 1 && list[1].at <= t - this.windowMs) list.shift();
-        after.set(id, list);
-        let restarts = count - list[0].count;
-        // First sight of a pod already restarting: its last exit inside the window counts its restarts.
-        const finished = c.lastState?.terminated?.finishedAt;
-        if (list.length === 1 && finished && t - new Date(finished).getTime() < this.windowMs) restarts = count;
-        out[`${pod.metadata.name}/${c.name}`] = restarts;
-      }
-    }
-    if (after.size > 0) this.scopes.set(scope, after);
-    else this.scopes.delete(scope);
-    return out;
-  }
-
-  forget(scope: string): void {
-    this.scopes.delete(scope);
-  }
+export function restartsWithin(pod: ObservedPod, c: ObservedContainerStatus, now: Date, windowMs = CRASH_WINDOW_MS): number {
+  const count = c.restartCount ?? 0;
+  if (count === 0) return 0;
+  const since = now.getTime() - windowMs;
+  const podStart = time(pod.status?.startTime);
+  if (podStart !== undefined && podStart >= since) return count;
+  // The latest restart: the running container's start, else the exit it follows (waiting for the next start).
+  const latest = time(c.state?.running?.startedAt) ?? time(c.lastState?.terminated?.finishedAt);
+  if (latest === undefined || latest < since) return 0;
+  const previous = count >= 2 && c.state?.running ? time(c.lastState?.terminated?.startedAt) : undefined;
+  if (previous === undefined || previous < since) return 1;
+  const cycle = Math.max(latest - previous, 1_000);
+  return Math.min(count, 2 + Math.floor((previous - since) / cycle));
 }
 
 /** Container waiting reasons that mean the pod will not come up by itself. */
@@ -130,12 +116,7 @@ interface ComponentHealth {
 }
 
 /** Why a pod will not serve, or undefined: the first failure found, most specific first. */
-function podFailure(
-  component: Component,
-  pod: ObservedPod,
-  recentRestarts: Record<string, number>,
-  now: Date,
-): { reason: string; message: string } | undefined {
+function podFailure(component: Component, pod: ObservedPod, now: Date): { reason: string; message: string } | undefined {
   const containers = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   for (const c of containers) {
     const reason = c.state?.waiting?.reason;
@@ -153,7 +134,7 @@ function podFailure(
       const hint = component === 'triton' && reason === 'CrashLoopBackOff' ? '; Triton exits when a model fails to load, see its log' : '';
       return { reason, message: `pod ${pod.metadata.name} container ${c.name}: ${reason}${why}${detail}, ${c.restartCount ?? 0} restarts${hint}` };
     }
-    const restarts = recentRestarts[`${pod.metadata.name}/${c.name}`] ?? 0;
+    const restarts = restartsWithin(pod, c, now);
     if (restarts >= CRASH_RESTART_THRESHOLD) {
       const detail = last ? ` (last exit ${last.exitCode ?? '?'}${last.reason ? ` ${last.reason}` : ''})` : '';
       return {
@@ -174,7 +155,6 @@ function componentHealth(
   component: Component,
   dep: ObservedDeployment | undefined,
   pods: ObservedPod[],
-  recentRestarts: Record<string, number>,
   now: Date,
   clusterDomain?: string,
 ): ComponentHealth {
@@ -195,7 +175,7 @@ function componentHealth(
   let failure: ComponentHealth['failure'];
   for (const pod of pods) {
     if (pod.metadata.deletionTimestamp) continue;
-    failure = podFailure(component, pod, recentRestarts, now);
+    failure = podFailure(component, pod, now);
     if (failure) break;
   }
   const depConds = s.conditions ?? [];
@@ -241,9 +221,8 @@ function withTransitions(previous: Condition[] | undefined, next: Array<Omit<Con
 export function computeStatus(rs: RecognitionService, observed: Observed, now: Date): RecognitionServiceStatus {
   const previous = rs.status;
   const generation = rs.metadata.generation;
-  const restarts = observed.recentRestarts ?? {};
-  const api = componentHealth(rs, 'api', observed.api, observed.pods.api, restarts, now, observed.clusterDomain);
-  const triton = componentHealth(rs, 'triton', observed.triton, observed.pods.triton, restarts, now, observed.clusterDomain);
+  const api = componentHealth(rs, 'api', observed.api, observed.pods.api, now, observed.clusterDomain);
+  const triton = componentHealth(rs, 'triton', observed.triton, observed.pods.triton, now, observed.clusterDomain);
 
   const componentCondition = (type: ConditionType, h: ComponentHealth, label: string) =>
     h.failure
@@ -255,7 +234,9 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
 
   const failures: FailureRecord[] = [];
   const iso = now.toISOString();
-  if (observed.reconcileError) failures.push({ component: 'operator', reason: 'ReconcileError', message: observed.reconcileError, time: iso });
+  if (observed.reconcileError) {
+    failures.push({ component: 'operator', reason: observed.reconcileReason ?? 'ReconcileError', message: observed.reconcileError, time: iso });
+  }
   if (api.failure) failures.push({ component: 'api', ...api.failure, time: iso });
   if (triton.failure) failures.push({ component: 'triton', ...triton.failure, time: iso });
 

@@ -481,6 +481,64 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await hpas.deleteNamespacedHorizontalPodAutoscaler({ name: 'foreign-triton', namespace: NS });
   });
 
+  // Issue 15: field-manager conflicts are reported, not forced, except on fields the operator must own.
+  test('a field another manager holds is left to it and reported (FieldConflict); a must-own field is taken back', async () => {
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: newResource('shared', { autoscaling: { enabled: false } }) });
+    const container = async () => (await getDep('shared-api')).spec!.template.spec!.containers[0];
+    await eventually(async () => ((await getDep('shared-api').catch(() => undefined))?.metadata?.annotations?.['cv.recognition.io/desired-hash'] ? true : undefined), 'shared-api applied');
+    assert.equal((await container()).resources?.limits?.memory, '1Gi');
+    // An SRE's own manifest, as `kubectl apply --server-side --force-conflicts --field-manager=someone` sends it.
+    const theirs = (c: Any) =>
+      objects.patch(
+        toClientModel({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'shared-api', namespace: NS }, ...(c ? { spec: { template: { spec: { containers: [{ name: 'api', ...c }] } } } } : {}) }),
+        undefined, undefined, 'someone', true, PatchStrategy.ServerSideApply,
+      );
+    await theirs({ resources: { limits: { memory: '2Gi' } } });
+    let rs = await eventually(async () => {
+      const r = await getRs('shared');
+      return condition(r, 'Degraded')?.reason === 'FieldConflict' ? r : undefined;
+    }, 'Degraded FieldConflict');
+    assert.match(
+      condition(rs, 'Degraded')!.message,
+      /^Deployment team-a\/shared-api: \.spec\.template\.spec\.containers\[name="api"\]\.resources\.limits\.memory \(field manager "someone"\) differs from the spec; left to that manager, not forced/,
+    );
+    assert.equal(condition(rs, 'Ready')?.reason, 'FieldConflict');
+    assert.equal(rs.status?.lastFailure?.component, 'operator');
+    assert.equal((await container()).resources?.limits?.memory, '2Gi', "the other manager's value stays");
+    const memoryOwners = (d: V1Deployment) =>
+      (d.metadata?.managedFields ?? []).filter((m) => JSON.stringify(m.fieldsV1).includes('"f:limits":{"f:memory"')).map((m) => m.manager);
+    assert.deepEqual(memoryOwners(await getDep('shared-api')), ['someone'], 'the operator gave the field up');
+    const event = (await eventsFor('shared')).find((e) => e.reason === 'FieldConflict');
+    assert.equal(event?.type, 'Warning');
+    assert.match(event?.note ?? '', /shared-api.*limits\.memory.*"someone"/);
+
+    // Reported, not fought over: reconciles while nothing changes send no PATCH.
+    const patches = await requests('PATCH');
+    const n = await successes();
+    for (let i = 0; i < 3; i++) await core.patchNamespacedService({ name: 'shared-api', namespace: NS, body: { metadata: { annotations: { poke: String(i) } } } }, merge);
+    await eventually(async () => ((await successes()) >= n + 3 ? true : undefined), 'reconciles after the pokes');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await requests('PATCH')) - patches, 0, 'no apply while the conflict stands');
+
+    // The image is the operator's to own: forced over, it is taken back; the memory stays theirs.
+    await theirs({ image: 'theirs:1', resources: { limits: { memory: '2Gi' } } });
+    await eventually(async () => ((await container()).image === 'recognition-service:0.1.0' ? true : undefined), 'image taken back');
+    assert.equal((await container()).resources?.limits?.memory, '2Gi');
+    assert.ok((await eventsFor('shared')).some((e) => e.reason === 'FieldsReclaimed' && /image \(field manager "someone"\)/.test(e.note ?? '')));
+    rs = await getRs('shared');
+    assert.equal(condition(rs, 'Degraded')?.reason, 'FieldConflict', 'the memory conflict is still reported');
+
+    // They drop the field from their manifest: the operator's value comes back and the report goes.
+    await theirs(undefined);
+    await eventually(async () => {
+      const r = await getRs('shared');
+      return condition(r, 'Degraded')?.status === 'False' ? r : undefined;
+    }, 'conflict resolved');
+    assert.equal((await container()).resources?.limits?.memory, '1Gi');
+    assert.deepEqual(memoryOwners(await getDep('shared-api')), ['recognition-operator']);
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'shared' });
+  });
+
   // Issue 15, point 8.
   test('leader election through an API outage: kept when shorter than the renew deadline, else stepped down and regained', async () => {
     const target = new URL(cluster.server);

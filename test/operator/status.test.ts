@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeStatus, sameJson, RestartTracker, type ObservedDeployment, type ObservedPod } from '../../src/operator/status.js';
+import { computeStatus, restartsWithin, sameJson, type ObservedDeployment, type ObservedPod } from '../../src/operator/status.js';
 import type { Condition } from '../../src/operator/api/types.js';
 import { sampleResource } from './fixtures.js';
 
@@ -154,31 +154,68 @@ describe('status', () => {
   // Issue 15, point 3.
   test('a Running pod that restarts again and again, or was OOMKilled, is Degraded', () => {
     const rs = sampleResource();
-    const running = (restartCount: number, last?: { reason: string; exitCode: number; finishedAt?: string }): ObservedPod => ({
-      metadata: { name: 'vision-api-x', uid: 'u1', labels: {} },
-      status: { phase: 'Running', containerStatuses: [{ name: 'api', ready: true, restartCount, state: {}, ...(last ? { lastState: { terminated: last } } : {}) }] },
-    });
-    const tracker = new RestartTracker();
     const at = (min: number) => new Date(T0.getTime() + min * 60_000);
-    const obs = (pod: ObservedPod, now: Date) => ({ api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [pod], triton: [] }, recentRestarts: tracker.observe([pod], now) });
+    /** Running since `current`, after a run that started at `previous` and exited 10 s before `current`. */
+    const running = (restartCount: number, current = at(-60), previous?: Date, startTime = at(-60)): ObservedPod => ({
+      metadata: { name: 'vision-api-x', uid: 'u1', labels: {} },
+      status: {
+        phase: 'Running',
+        startTime: startTime.toISOString(),
+        containerStatuses: [{
+          name: 'api', ready: true, restartCount, state: { running: { startedAt: current.toISOString() } },
+          ...(previous ? { lastState: { terminated: { reason: 'Error', exitCode: 1, startedAt: previous.toISOString(), finishedAt: new Date(current.getTime() - 10_000).toISOString() } } } : {}),
+        }],
+      },
+    });
+    const obs = (pod: ObservedPod) => ({ api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [pod], triton: [] } });
 
-    let s = computeStatus(rs, obs(running(0), at(0)), at(0));
+    let s = computeStatus(rs, obs(running(0)), at(0));
     assert.equal(cond(s.conditions, 'Ready').status, 'True');
-    s = computeStatus(rs, obs(running(2, { reason: 'Error', exitCode: 1 }), at(1)), at(1));
+    s = computeStatus(rs, obs(running(2, at(1.5), at(1))), at(2));
     assert.equal(cond(s.conditions, 'Degraded').status, 'False', 'two restarts: not yet a loop');
-    s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(3)), at(3));
+    s = computeStatus(rs, obs(running(4, at(2.8), at(2))), at(3));
     assert.equal(cond(s.conditions, 'Ready').status, 'False');
     assert.equal(cond(s.conditions, 'Degraded').reason, 'CrashLooping');
     assert.match(cond(s.conditions, 'Degraded').message, /vision-api-x container api restarted 4 times in 10 min \(last exit 1 Error\)/);
     // Quiet for longer than the window: healthy again.
-    computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(30)), at(30));
-    s = computeStatus(rs, obs(running(4, { reason: 'Error', exitCode: 1 }), at(45)), at(45));
+    s = computeStatus(rs, obs(running(4, at(2.8), at(2))), at(45));
     assert.equal(cond(s.conditions, 'Ready').status, 'True');
 
-    s = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [running(1, { reason: 'OOMKilled', exitCode: 137, finishedAt: at(50).toISOString() })], triton: [] } }, at(51));
+    const oom: ObservedPod = {
+      metadata: { name: 'vision-api-x', labels: {} },
+      status: { phase: 'Running', containerStatuses: [{ name: 'api', ready: true, restartCount: 1, state: {}, lastState: { terminated: { reason: 'OOMKilled', exitCode: 137, finishedAt: at(50).toISOString() } } }] },
+    };
+    s = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [oom], triton: [] } }, at(51));
     assert.equal(cond(s.conditions, 'Degraded').reason, 'OOMKilled');
     assert.match(cond(s.conditions, 'Degraded').message, /vision-api-x container api was OOMKilled/);
     assert.equal(cond(s.conditions, 'Ready').status, 'False');
+  });
+
+  test('restarts within the window come from the pod\'s own status: the same answer after an operator restart', () => {
+    const now = new Date('2026-03-10T12:00:00Z');
+    const ago = (min: number) => new Date(now.getTime() - min * 60_000).toISOString();
+    const pod = (restartCount: number, startTime: string, running?: string, last?: { startedAt?: string; finishedAt?: string }): [ObservedPod, NonNullable<NonNullable<ObservedPod['status']>['containerStatuses']>[number]] => {
+      const c = { name: 'api', restartCount, state: running ? { running: { startedAt: running } } : { waiting: { reason: 'CrashLoopBackOff' } }, ...(last ? { lastState: { terminated: { reason: 'Error', exitCode: 1, ...last } } } : {}) };
+      return [{ metadata: { name: 'p' }, status: { startTime, containerStatuses: [c] } }, c];
+    };
+    // Four restarts over three days, the latest five minutes ago: one in the window, not a crash loop
+    // (an in-memory tracker seeing this pod for the first time counted all four).
+    assert.equal(restartsWithin(...pod(4, ago(3 * 24 * 60), ago(5), { startedAt: ago(24 * 60), finishedAt: ago(5.2) }), now), 1);
+    const rs = sampleResource();
+    const [old] = pod(4, ago(3 * 24 * 60), ago(5), { startedAt: ago(24 * 60), finishedAt: ago(5.2) });
+    assert.equal(cond(computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [old], triton: [] } }, now).conditions, 'Degraded').status, 'False');
+    // A pod younger than the window: every restart is in it, seen at the first look.
+    const [young] = pod(3, ago(8), ago(1), { startedAt: ago(3), finishedAt: ago(1.1) });
+    const s = computeStatus(rs, { api: ready('vision-api', 2), triton: ready('vision-triton', 1), pods: { api: [young], triton: [] } }, now);
+    assert.equal(cond(s.conditions, 'Degraded').reason, 'CrashLooping');
+    // An older pod restarting every two minutes: the last cycle paces the earlier restarts, capped by the count.
+    assert.equal(restartsWithin(...pod(30, ago(120), ago(1), { startedAt: ago(3), finishedAt: ago(1.1) }), now), 5); // at 1, 3, 5, 7 and 9 min ago
+    assert.equal(restartsWithin(...pod(3, ago(120), ago(1), { startedAt: ago(3), finishedAt: ago(1.1) }), now), 3);
+    // The only restart long ago, or none: nothing in the window.
+    assert.equal(restartsWithin(...pod(1, ago(120), ago(30), { startedAt: ago(120), finishedAt: ago(30.1) }), now), 0);
+    assert.equal(restartsWithin(...pod(0, ago(120), ago(120)), now), 0);
+    // Waiting to start again after an exit two minutes ago: that restart is in the window.
+    assert.equal(restartsWithin(...pod(5, ago(120), undefined, { startedAt: ago(3), finishedAt: ago(2) }), now), 1);
   });
 
   // Issue 15, point 4.

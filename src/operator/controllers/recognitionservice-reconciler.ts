@@ -8,7 +8,9 @@
  * desired-hash annotation, every applied field equal) is not written, so a child's status
  * change costs no write. Careful: an object with a child's name that this resource does
  * not control is never touched (controller-runtime's CreateOrUpdate / Helm's ownership
- * rule); the resource reports it instead.
+ * rule); the resource reports it instead. Applies go without `force`: a field another
+ * field manager holds is taken back only if the operator must own it (field-conflicts.ts),
+ * else left to that manager and reported as Degraded FieldConflict.
  */
 import crypto from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -28,7 +30,8 @@ import {
 } from '../desired/index.js';
 import type { EventRecorder } from '../events.js';
 import { describeError, HANDOVER_MANAGER, type KubeClient } from '../kube.js';
-import { computeStatus, sameJson, RestartTracker, type ObservedDeployment, type ObservedPod } from '../status.js';
+import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, withoutFields, type FieldConflict } from '../field-conflicts.js';
+import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
 
@@ -62,7 +65,31 @@ export class ReconcileError extends Error {
   }
 }
 
-type Live = KubernetesObject & { spec?: { replicas?: number }; metadata?: { managedFields?: Array<{ manager?: string; operation?: string; fieldsV1?: unknown }> } };
+type Live = KubernetesObject & {
+  spec?: { replicas?: number };
+  metadata?: { managedFields?: Array<{ manager?: string; operation?: string; subresource?: string; fieldsV1?: unknown }> };
+};
+
+/** A failure of one reconcile; `retry: false` waits for a change instead of a backoff retry. */
+interface Failure {
+  message: string;
+  reason: string;
+  retry?: boolean;
+}
+
+/** A child applied with some fields left to other managers: what was applied, and when that still holds. */
+interface ConflictMemo {
+  hash: string;
+  /** Who owns which fields (status writes aside): a change may resolve the conflict. */
+  ownership: string;
+  applied: KubeObject;
+  message: string;
+}
+
+/** The child's field ownership without times and status writes: changes when a manager takes or drops a field. */
+function ownership(live: Live): string {
+  return JSON.stringify((live.metadata?.managedFields ?? []).filter((m) => m.subresource !== 'status').map((m): unknown[] => [m.manager, m.operation, m.subresource, m.fieldsV1 as unknown]));
+}
 
 function refOf(obj: KubeObject): ChildRef {
   return { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
@@ -129,11 +156,12 @@ function ownsReplicas(live: Live): boolean {
 }
 
 export class RecognitionServiceReconciler {
-  private readonly restarts = new RestartTracker();
   /** Optional children confirmed absent, by "namespace/name|uid/kind/child", at the generation checked. */
   private readonly absent = new Map<string, number>();
   /** Resources (by uid) whose signing-key Secret is known to exist: one POST per resource, not one per reconcile. */
   private readonly signingKeys = new Set<string>();
+  /** Children with fields left to other managers, by "namespace/name|kind/child". */
+  private readonly conflicts = new Map<string, ConflictMemo>();
   private readonly now: () => Date;
 
   constructor(
@@ -149,9 +177,9 @@ export class RecognitionServiceReconciler {
     const rs = this.caches.getResource(namespace, name);
     // Gone or going: owner references let the garbage collector remove the children.
     if (!rs || rs.metadata.deletionTimestamp) {
-      this.restarts.forget(key);
       if (rs?.metadata.uid) this.signingKeys.delete(rs.metadata.uid);
       for (const k of this.absent.keys()) if (k.startsWith(`${key}|`)) this.absent.delete(k);
+      for (const k of this.conflicts.keys()) if (k.startsWith(`${key}|`)) this.conflicts.delete(k);
       return { applied: 0, deleted: 0, statusWritten: false };
     }
 
@@ -160,7 +188,7 @@ export class RecognitionServiceReconciler {
     const deployments: Partial<Record<Component, ObservedDeployment>> = {};
     let applied = 0;
     let deleted = 0;
-    const failures: Array<{ message: string; reason: string }> = [];
+    const failures: Failure[] = [];
     try {
       // Before the Deployment that reads it; created once, so the key (and every link) stays.
       // Created once and never rewritten (every link stays valid); the operator may only create
@@ -172,7 +200,7 @@ export class RecognitionServiceReconciler {
         this.signingKeys.add(uid);
       }
       for (const obj of desired.apply) {
-        const result = await this.applyChild(rs, obj, failures);
+        const result = await this.applyChild(key, rs, obj, failures);
         if (result.written) applied++;
         if (obj.kind === 'Deployment' && result.live) {
           deployments[obj.metadata.labels?.[COMPONENT_LABEL] as Component] = result.live as ObservedDeployment;
@@ -189,7 +217,6 @@ export class RecognitionServiceReconciler {
     }
     const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name && !p.metadata.deletionTimestamp);
     const now = this.now();
-    const recentRestarts = this.restarts.observe(pods, now, key);
     const byComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
     const status = computeStatus(
       rs,
@@ -198,8 +225,8 @@ export class RecognitionServiceReconciler {
         triton: deployments.triton,
         pods: { api: byComponent('api'), triton: byComponent('triton') },
         reconcileError: failures.length > 0 ? failures.map((f) => f.message).join('; ') : undefined,
+        reconcileReason: failures.length > 0 && failures.every((f) => f.reason === 'FieldConflict') ? 'FieldConflict' : undefined,
         clusterDomain: this.opts.clusterDomain,
-        recentRestarts,
       },
       now,
     );
@@ -208,16 +235,14 @@ export class RecognitionServiceReconciler {
       statusWritten = await this.kube.writeStatus(rs, status);
       if (statusWritten) this.recordTransitions(rs, status);
     }
-    if (failures.length > 0) throw new ReconcileError(failures.map((f) => f.message).join('; '), failures[0].reason);
+    // A field conflict is reported, not retried: the child's or the resource's next change re-runs it.
+    const retried = failures.filter((f) => f.retry !== false);
+    if (retried.length > 0) throw new ReconcileError(retried.map((f) => f.message).join('; '), retried[0].reason);
     return { applied, deleted, statusWritten };
   }
 
   /** Applies one child unless it is foreign or already as desired. */
-  private async applyChild(
-    rs: RecognitionService,
-    desiredObj: KubeObject,
-    failures: Array<{ message: string; reason: string }>,
-  ): Promise<{ written: boolean; live?: Live }> {
+  private async applyChild(key: string, rs: RecognitionService, desiredObj: KubeObject, failures: Failure[]): Promise<{ written: boolean; live?: Live }> {
     const ref = refOf(desiredObj);
     const hash = desiredHash(desiredObj);
     const obj: KubeObject = {
@@ -233,19 +258,29 @@ export class RecognitionServiceReconciler {
       this.opts.events?.record(rs, 'Warning', 'AdoptionRefused', 'Adopt', message);
       return { written: false };
     }
-    if (live && live.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] === hash && contains(live, { ...obj, apiVersion: undefined, kind: undefined })) {
-      return { written: false, live };
+    const memoKey = `${key}|${ref.kind}/${ref.name}`;
+    const memo = this.conflicts.get(memoKey);
+    if (live && live.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] === hash) {
+      const comparable = (o: KubeObject) => ({ ...o, apiVersion: undefined, kind: undefined });
+      if (contains(live, comparable(obj))) {
+        this.conflicts.delete(memoKey);
+        return { written: false, live };
+      }
+      // Fields left to another manager, and nobody has taken or dropped a field since: nothing to write.
+      if (memo && memo.hash === hash && memo.ownership === ownership(live) && contains(live, comparable(memo.applied))) {
+        failures.push({ message: memo.message, reason: 'FieldConflict', retry: false });
+        return { written: false, live };
+      }
     }
     // Handing replicas to a new HPA: a second manager keeps the current count while the
     // operator's apply drops the field, so the Deployment is not reset to 1 replica.
     if (live && ref.kind === 'Deployment' && (obj.spec as { replicas?: number }).replicas === undefined && ownsReplicas(live)) {
       await this.kube.apply(
         { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: ref.name, namespace: ref.namespace }, spec: { replicas: live.spec?.replicas ?? 1 } },
-        undefined,
-        HANDOVER_MANAGER,
+        { manager: HANDOVER_MANAGER, force: true },
       );
     }
-    const result = await this.kube.apply<Live>(obj);
+    const { result, applied, leftTo, reclaimed } = await this.applyResolvingConflicts(ref, obj);
     this.opts.events?.record(
       rs,
       'Normal',
@@ -253,7 +288,52 @@ export class RecognitionServiceReconciler {
       live ? 'Update' : 'Create',
       `${live ? 'updated' : 'created'} ${describeRef(ref)}`,
     );
+    if (reclaimed.length > 0) {
+      this.opts.events?.record(rs, 'Normal', 'FieldsReclaimed', 'Update', `${describeRef(ref)}: took back ${describeConflicts(reclaimed)}: fields the operator must own`);
+    }
+    if (leftTo.length > 0) {
+      const message = `${describeRef(ref)}: ${describeConflicts(leftTo)} differs from the spec; left to that manager, not forced (drop the field from its config, or change the spec to match)`;
+      failures.push({ message, reason: 'FieldConflict', retry: false });
+      this.opts.events?.record(rs, 'Warning', 'FieldConflict', 'Update', message);
+      this.conflicts.set(memoKey, { hash, ownership: ownership(result), applied, message });
+    } else {
+      this.conflicts.delete(memoKey);
+    }
     return { written: true, live: result };
+  }
+
+  /**
+   * Server-side apply without force. On a conflict, the fields the operator must own are
+   * taken back (force), the others are dropped from the applied object so that their
+   * manager keeps them; a few rounds cover a manager that changes fields meanwhile.
+   */
+  private async applyResolvingConflicts(
+    ref: ChildRef,
+    obj: KubeObject,
+  ): Promise<{ result: Live; applied: KubeObject; leftTo: FieldConflict[]; reclaimed: FieldConflict[] }> {
+    let body = obj;
+    let force = false;
+    const leftTo: FieldConflict[] = [];
+    const reclaimed: FieldConflict[] = [];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.kube.apply<Live>(body, { force });
+        return { result, applied: body, leftTo, reclaimed };
+      } catch (err) {
+        const conflicts = applyConflicts(err);
+        if (!conflicts || attempt >= 3) throw err;
+        // The handover manager is the operator itself: its replicas are always taken back.
+        const theirs = conflicts.filter((c) => c.manager !== HANDOVER_MANAGER && !mustOwn(ref.kind, c.field));
+        const ours = conflicts.filter((c) => !theirs.includes(c));
+        body = withoutFields(body, theirs.map((c) => c.field));
+        // Force only ever covers must-own fields: a field that could not be dropped stops here.
+        const stuck = theirs.filter((c) => parseFieldPath(c.field, body) !== undefined);
+        if (stuck.length > 0) throw new ReconcileError(`${describeRef(ref)}: cannot leave ${describeConflicts(stuck)} to its manager`, 'FieldConflict');
+        leftTo.push(...theirs.filter((c) => !leftTo.some((l) => l.field === c.field)));
+        reclaimed.push(...ours.filter((c) => c.manager !== HANDOVER_MANAGER));
+        force = ours.length > 0;
+      }
+    }
   }
 
   /** Deletes a switched-off child if it exists and is ours; remembers its absence per generation. */

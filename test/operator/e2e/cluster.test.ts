@@ -3,7 +3,8 @@
  * (Deployments, ReplicaSets, the HPA controller, the garbage collector) and kube-scheduler,
  * and kwok playing the kubelets of fake nodes (GPU nodes with nvidia.com/gpu capacity and
  * plain CPU nodes). kwok stages (./kwok-stages.yaml) make pods of marked images crash-loop,
- * fail to pull, or be OOMKilled; the scheduler itself reports pods no node can take.
+ * fail to pull, be OOMKilled, become ready slowly or never; the scheduler itself reports
+ * pods no node can take.
  * scripts/k8s-tools.sh builds every tool; under CI=true a missing one fails the suite.
  */
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +19,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
+  KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
   type KubernetesObject,
@@ -48,6 +50,7 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
   let custom: CustomObjectsApi;
   let apps: AppsV1Api;
   let core: CoreV1Api;
+  let objects: KubernetesObjectApi;
 
   const getRs = async (name = 'vision') => (await custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name })) as RecognitionService;
   const patchRs = (body: Any, name = 'vision') => custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name, body }, merge);
@@ -72,6 +75,7 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
     custom = kc.makeApiClient(CustomObjectsApi);
     apps = kc.makeApiClient(AppsV1Api);
     core = kc.makeApiClient(CoreV1Api);
+    objects = KubernetesObjectApi.makeApiClient(kc);
     const ext = kc.makeApiClient(ApiextensionsV1Api);
     for (const crd of yamlDocs(path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'))) {
       await ext.createCustomResourceDefinition({ body: toClientModel(crd as KubernetesObject) });
@@ -147,6 +151,56 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
       await ready();
     });
   }
+
+  test('a rollout: Progressing says how many replicas are updated; Ready only with min pods of the new template; then Ready for the new generation', async () => {
+    const SLOW = 'e2e.invalid/slow:2'; // kwok makes these pods Ready 4 s after they are scheduled
+    const min = 2; // the sample's api.replicas.min, which the HPA keeps
+    await ready();
+    await patchRs({ spec: { api: { image: SLOW } } });
+    const seen: Array<{ ready?: string; progressing?: string; message?: string; newReady: number }> = [];
+    const done = await eventually(async () => {
+      const rs = await getRs();
+      const pods = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=api' })).items;
+      // Pods only become ready during this rollout: a count taken after the status is no smaller than the operator saw.
+      const newReady = pods.filter(
+        (p) => !p.metadata?.deletionTimestamp && p.spec?.containers[0].image === SLOW && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
+      if (rs.status?.observedGeneration !== rs.metadata.generation) return undefined;
+      seen.push({ ready: cond(rs, 'Ready')?.status, progressing: cond(rs, 'Progressing')?.status, message: cond(rs, 'Progressing')?.message, newReady });
+      return cond(rs, 'Ready')?.status === 'True' ? rs : undefined;
+    }, 'Ready after the rollout', 120_000);
+    for (const s of seen) if (s.ready === 'True') assert.ok(s.newReady >= min, `Ready with ${s.newReady} ready pods of the new template: ${JSON.stringify(s)}`);
+    assert.ok(seen.some((s) => s.ready === 'False'), 'not Ready while fewer than min new pods serve');
+    const rolling = seen.filter((s) => s.progressing === 'True').map((s) => s.message ?? '');
+    assert.ok(rolling.some((m) => /deployment vision-api: [0-2] of 2 replicas updated, \d+ available/.test(m)), `Progressing with the count: ${JSON.stringify(rolling)}`);
+    assert.equal(done.status?.observedGeneration, done.metadata.generation);
+    assert.equal(cond(done, 'Progressing')?.status, 'False');
+    assert.equal(done.status?.api?.updatedReplicas, 2);
+    const dep = await apps.readNamespacedDeployment({ name: 'vision-api', namespace: NS });
+    assert.equal(dep.spec?.template.spec?.containers[0].image, SLOW);
+    assert.equal(dep.status?.updatedReplicas, dep.status?.replicas, 'no old pods left');
+  });
+
+  test('a rollout past its progress deadline: Degraded ProgressDeadlineExceeded, Ready false; recovers', async () => {
+    // An SRE's own, shorter deadline: a field the operator does not set, so it stays theirs.
+    const sre = (spec?: Any) =>
+      objects.patch(
+        toClientModel({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'vision-api', namespace: NS }, ...(spec ? { spec } : {}) }),
+        undefined, undefined, 'sre', true, PatchStrategy.ServerSideApply,
+      );
+    await sre({ progressDeadlineSeconds: 8 });
+    await patchRs({ spec: { api: { image: 'e2e.invalid/neverready:1' } } });
+    const rs = await degraded('ProgressDeadlineExceeded');
+    assert.match(cond(rs, 'Degraded')!.message, /^deployment vision-api: ReplicaSet "vision-api-[a-z0-9]+" has timed out progressing/);
+    assert.equal(cond(rs, 'Ready')?.status, 'False');
+    assert.equal(cond(rs, 'Ready')?.reason, 'ProgressDeadlineExceeded');
+    assert.equal(cond(rs, 'Progressing')?.status, 'False');
+    assert.equal(cond(rs, 'Progressing')?.reason, 'Stalled');
+    assert.equal((await apps.readNamespacedDeployment({ name: 'vision-api', namespace: NS })).spec?.progressDeadlineSeconds, 8, "the SRE's field is left alone");
+    await patchRs({ spec: { api: { image: GOOD_IMAGE } } });
+    await ready();
+    await sre(); // gives the field back (the API server defaults it again)
+  });
 
   test('scale down with autoscaling off: the Deployment and its pods follow, status stays Ready', async () => {
     await patchRs({ spec: { autoscaling: { enabled: false }, api: { replicas: { min: 1, max: 1 } } } });
