@@ -22,6 +22,7 @@ import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './im
 import type { InferenceBackend } from './inference/backend.js';
 import { createDetector, createDetectorInBackground } from './inference/create-detector.js';
 import type { Limits } from './limits/types.js';
+import { isRemoteCatalog } from './models/catalog-source.js';
 import { telemetryPlugin } from './telemetry/http.js';
 import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentImageStore, instrumentKnex, watchLimiter } from './telemetry/instrument.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -246,9 +247,10 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
     const unwatchLimiter = watchLimiter(limits, metrics);
     closers.push(async () => unwatchLimiter());
     // With Triton the server listens at once and readiness waits for the model (it may take
-    // minutes to load); the embedded ONNX Runtime loads in seconds and is awaited.
+    // minutes to load), and for an s3:// catalog (it may not be uploaded yet); the embedded
+    // ONNX Runtime with a catalog file loads in seconds and is awaited.
     const { detector, backend } =
-      config.tritonUrl === undefined
+      config.tritonUrl === undefined && !isRemoteCatalog(config.modelCatalog)
         ? await createDetector(config, (b) => instrumentBackend(b, metrics))
         : await createDetectorInBackground(config, (b) => instrumentBackend(b, metrics), (err) =>
             log.warn({ err: (err as Error).message }, 'inference backend not ready'),

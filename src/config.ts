@@ -43,7 +43,17 @@ class Reader {
  * in spec.api ('spec'), a Secret named by a spec.api field ({ secretRef }), or computed by
  * the operator itself ('operator', see src/operator/desired/api.ts). No `pod`: left unset.
  */
-export type PodSource = 'spec' | 'operator' | { secretRef: string };
+export type PodSource = 'spec' | 'operator' | { secretRef: string } | StorageSecretKey;
+
+/**
+ * A key of Triton's storage Secret (spec.triton.storageSecretRef), given to the API pods only
+ * when they read the catalog from that s3:// model repository (src/operator/desired/catalog.ts).
+ */
+export interface StorageSecretKey {
+  storageSecretKey: string;
+  /** The Secret may lack the key (a session token, a region). */
+  optional?: boolean;
+}
 
 export interface Setting<T> {
   readonly env: string;
@@ -189,6 +199,9 @@ function cidrs(env: string, doc: string): Setting<string[]> {
   };
 }
 
+/** s3://bucket/key: a bucket name as S3 allows it and a non-empty key. */
+const S3_OBJECT = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/[^/].*$/;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Every setting, in the order they are read (a default may use the ones above it). */
@@ -237,11 +250,49 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   logLevel: oneOf('LOG_LEVEL', 'log level: `fatal` … `trace`, `silent`', LOG_LEVELS, { default: 'info', pod: 'spec', crd: true }),
 
-  modelCatalog: str('MODEL_CATALOG', 'class index → label and product external id; replaceable', {
-    default: (c) => path.join(String(c.modelRepository), String(c.modelName), 'catalog.json'),
+  modelCatalog: {
+    env: 'MODEL_CATALOG',
+    doc: 'class index → label and product external id, replaceable: a file or `s3://bucket/key` (read in the background, unready until read; docs/model.md)',
     defaultDoc: '`<repository>/<model>/catalog.json`',
-    map: (v) => path.resolve(v),
     pod: 'operator',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
+      const raw = r.optional('MODEL_CATALOG');
+      if (raw === undefined) return path.join(String(c.modelRepository), String(c.modelName), 'catalog.json');
+      if (!raw.startsWith('s3://')) return path.resolve(raw);
+      if (!S3_OBJECT.test(raw)) r.problems.push(`MODEL_CATALOG must be a file or s3://bucket/key (got "${raw}")`);
+      return raw;
+    },
+  } satisfies Setting<string>,
+  // An s3:// catalog lives in the model repository, which need not be the image store's
+  // S3: its own endpoint and credentials, never taken from S3_* (docs/model.md).
+  modelCatalogS3Endpoint: url('MODEL_CATALOG_S3_ENDPOINT', 'endpoint of an `s3://` catalog (MinIO, Ceph RGW); `S3_ENDPOINT` does not apply to it', ['http:', 'https:'], {
+    unset: "AWS's endpoint for the bucket's region",
+  }),
+  modelCatalogS3Region: str('MODEL_CATALOG_S3_REGION', "region of an `s3://` catalog's bucket (AWS redirects to the bucket's own)", {
+    default: 'us-east-1',
+    pod: { storageSecretKey: 'AWS_DEFAULT_REGION', optional: true },
+  }),
+  modelCatalogS3ForcePathStyle: oneOf('MODEL_CATALOG_S3_FORCE_PATH_STYLE', '`true`: path-style URLs for an `s3://` catalog (MinIO, Ceph)', ['true', 'false'], { default: 'false' }),
+  modelCatalogS3AccessKeyId: optionalStr('MODEL_CATALOG_S3_ACCESS_KEY_ID', "key id for an `s3://` catalog; the operator takes it from Triton's `storageSecretRef`", {
+    unset: 'the AWS chain (`AWS_ACCESS_KEY_ID`…, IRSA)',
+    pod: { storageSecretKey: 'AWS_ACCESS_KEY_ID' },
+  }),
+  modelCatalogS3SecretAccessKey: {
+    env: 'MODEL_CATALOG_S3_SECRET_ACCESS_KEY',
+    doc: '… its secret key (both or neither)',
+    defaultDoc: 'unset',
+    pod: { storageSecretKey: 'AWS_SECRET_ACCESS_KEY' },
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string | undefined => {
+      const v = r.optional('MODEL_CATALOG_S3_SECRET_ACCESS_KEY');
+      if ((v === undefined) !== (c.modelCatalogS3AccessKeyId === undefined)) {
+        r.problems.push('MODEL_CATALOG_S3_ACCESS_KEY_ID and MODEL_CATALOG_S3_SECRET_ACCESS_KEY are set together or not at all');
+      }
+      return v;
+    },
+  } satisfies Setting<string | undefined>,
+  modelCatalogS3SessionToken: optionalStr('MODEL_CATALOG_S3_SESSION_TOKEN', '… and its session token, for temporary credentials', {
+    unset: 'unset',
+    pod: { storageSecretKey: 'AWS_SESSION_TOKEN', optional: true },
   }),
   scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),

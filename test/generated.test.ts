@@ -31,8 +31,9 @@ test("the README's configuration table is what src/config.ts generates", () => {
 test('every setting the operator passes to the API pods reaches their environment', () => {
   const rs = sampleResource({}, 'vision');
   rs.spec.api.imageUrlSecretRef = { name: 'recog-secrets', key: 'IMAGE_URL_SECRET' };
-  // The optional sources the operator computes settings from (S3 store, catalog ConfigMap).
-  rs.spec.api.catalogConfigMapRef = { name: 'catalog', key: 'catalog.json' };
+  // The optional sources the operator computes settings from (S3 store, the s3:// model
+  // repository's catalog and Triton's storage Secret).
+  rs.spec.triton.storageSecretRef = { name: 'model-storage' };
   rs.spec.api.imageStorage = { s3: { bucket: 'images', prefix: 'cv', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true } };
   const env = new Map(apiEnv(rs).map((e) => [e.name, e]));
   const apiFields = Object.keys(ApiSpecSchema.properties);
@@ -43,7 +44,9 @@ test('every setting the operator passes to the API pods reaches their environmen
     }
     assert.ok(env.has(s.env), `${s.env} is in the API pods' environment`);
     if (s.pod === 'spec') assert.ok(apiFields.includes(name), `spec.api.${name} exists in the CRD`);
-    if (typeof s.pod === 'object') {
+    if (typeof s.pod === 'object' && 'storageSecretKey' in s.pod) {
+      assert.equal((env.get(s.env)?.valueFrom as { secretKeyRef?: { name: string; key: string } } | undefined)?.secretKeyRef?.key, s.pod.storageSecretKey);
+    } else if (typeof s.pod === 'object') {
       assert.ok(apiFields.includes(s.pod.secretRef), `spec.api.${s.pod.secretRef} exists in the CRD`);
       assert.deepEqual(env.get(s.env)?.valueFrom, { secretKeyRef: { name: 'recog-secrets', key: s.env } });
     }

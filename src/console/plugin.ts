@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import { ApiError } from '../api/errors.js';
 import { toApiError } from '../api/error-handler.js';
 import type { ImageUrlSigner } from '../images/types.js';
-import { loadCatalog } from '../models/catalog.js';
+import { readCatalog, type CatalogConfig } from '../models/catalog-source.js';
 import { authRoutes } from './auth-routes.js';
 import type { ConsoleContext } from './context.js';
 import { orgRoutes } from './org-routes.js';
@@ -39,8 +39,9 @@ export interface ConsoleOptions {
   signer: ImageUrlSigner;
   config: Pick<
     Config,
-    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota' | 'modelCatalog'
-  >;
+    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota'
+  > &
+    CatalogConfig;
   throttle?: ThrottlePolicies;
   assetsDir?: string;
 }
@@ -59,7 +60,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
     db: options.db,
     signer: options.signer,
     labels: () => {
-      labels ??= loadCatalog(config.modelCatalog).then((c) => c.classes.map((k) => k.label));
+      labels ??= readCatalog(config).then((c) => c.classes.map((k) => k.label));
       labels.catch(() => (labels = undefined));
       return labels;
     },

@@ -141,6 +141,59 @@ describe('desired state', () => {
     assert.deepEqual(pod.volumes.find((v: Any) => v.name === 'storage-credentials').secret, { secretName: 'creds' });
   });
 
+  test('the catalog travels with the model: s3:// read with the storage credentials, pvc:// mounted, a ConfigMap wins', () => {
+    const apiPod = (rs: ReturnType<typeof sampleResource>) => find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-api').spec.template.spec;
+    const envOf = (pod: Any) => Object.fromEntries(pod.containers[0].env.map((e: Any) => [e.name, e.value ?? e.valueFrom]));
+
+    // s3://: the object next to the model Triton serves, with Triton's Secret under the catalog's own names.
+    const rs = sampleResource();
+    rs.spec.triton.storageUri = 's3://models-bucket/recognition/';
+    rs.spec.triton.modelName = 'shop';
+    rs.spec.triton.storageSecretRef = { name: 'model-creds' };
+    let pod = apiPod(rs);
+    let env = envOf(pod);
+    assert.equal(env.MODEL_CATALOG, 's3://models-bucket/recognition/shop/catalog.json');
+    assert.deepEqual(env.MODEL_CATALOG_S3_ACCESS_KEY_ID, { secretKeyRef: { name: 'model-creds', key: 'AWS_ACCESS_KEY_ID' } });
+    assert.deepEqual(env.MODEL_CATALOG_S3_SECRET_ACCESS_KEY, { secretKeyRef: { name: 'model-creds', key: 'AWS_SECRET_ACCESS_KEY' } });
+    assert.deepEqual(env.MODEL_CATALOG_S3_SESSION_TOKEN, { secretKeyRef: { name: 'model-creds', key: 'AWS_SESSION_TOKEN', optional: true } });
+    assert.deepEqual(env.MODEL_CATALOG_S3_REGION, { secretKeyRef: { name: 'model-creds', key: 'AWS_DEFAULT_REGION', optional: true } });
+    // The image store's S3 settings and credentials stay its own.
+    assert.equal(env.S3_REGION, 'us-east-1');
+    assert.equal(env.AWS_ACCESS_KEY_ID, undefined);
+    assert.equal(pod.volumes.some((v: Any) => v.name === 'model-repository' || v.name === 'catalog'), false);
+
+    // s3:// without a Secret (IRSA, the node's role): the API's own AWS chain.
+    delete rs.spec.triton.storageSecretRef;
+    env = envOf(apiPod(rs));
+    assert.equal(env.MODEL_CATALOG, 's3://models-bucket/recognition/shop/catalog.json');
+    assert.equal(Object.keys(env).some((k) => k.startsWith('MODEL_CATALOG_S3_')), false);
+
+    // pvc://: the model's directory of the same claim, read-only.
+    rs.spec.triton.storageUri = 'pvc://models/triton/repo';
+    pod = apiPod(rs);
+    env = envOf(pod);
+    assert.equal(env.MODEL_CATALOG, '/etc/recognition/model/catalog.json');
+    assert.deepEqual(pod.volumes.find((v: Any) => v.name === 'model-repository'), { name: 'model-repository', persistentVolumeClaim: { claimName: 'models', readOnly: true } });
+    assert.deepEqual(pod.containers[0].volumeMounts.find((m: Any) => m.name === 'model-repository'), {
+      name: 'model-repository', mountPath: '/etc/recognition/model', subPath: 'triton/repo/shop', readOnly: true,
+    });
+    rs.spec.triton.storageUri = 'pvc://models';
+    assert.equal(apiPod(rs).containers[0].volumeMounts.find((m: Any) => m.name === 'model-repository').subPath, 'shop');
+
+    // A named ConfigMap wins over either repository, and no S3 credentials reach the API for it.
+    for (const uri of ['s3://models-bucket/recognition', 'pvc://models/repo', 'gs://models-bucket/recognition']) {
+      rs.spec.triton.storageUri = uri;
+      rs.spec.triton.storageSecretRef = uri.startsWith('pvc://') ? undefined : { name: 'model-creds' };
+      rs.spec.api.catalogConfigMapRef = { name: 'shop-catalog', key: 'catalog.json' };
+      pod = apiPod(rs);
+      env = envOf(pod);
+      assert.equal(env.MODEL_CATALOG, '/etc/recognition/catalog/catalog.json', uri);
+      assert.equal(Object.keys(env).some((k) => k.startsWith('MODEL_CATALOG_S3_')), false, uri);
+      assert.deepEqual(pod.volumes.find((v: Any) => v.name === 'catalog').configMap, { name: 'shop-catalog', items: [{ key: 'catalog.json', path: 'catalog.json' }] });
+      assert.equal(pod.volumes.some((v: Any) => v.name === 'model-repository'), false, uri);
+    }
+  });
+
   test('model control modes: explicit loads the listed models, poll polls, none loads all', () => {
     const rs = sampleResource();
     rs.spec.triton.models = ['centernet', 'other'];

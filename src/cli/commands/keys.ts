@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../config.js';
 import { readMonthlyUsage } from '../../store/key-usage.js';
-import { loadCatalog } from '../../models/catalog.js';
+import { readCatalog } from '../../models/catalog-source.js';
 import { changeKeyStatus, createKey, getKey, listKeys, updateKey, type ApiKey, type KeyFields } from '../../store/keys.js';
 import { resolveOrg } from '../../store/orgs.js';
 import { emit, stdoutOutput, withDatabase } from './db.js';
@@ -153,7 +153,7 @@ export function register(program: Command): void {
   const config = () => loadConfig();
   const deps = (db: Knex): KeyDeps => {
     const c = config();
-    return { db, defaultMonthlyQuota: c.defaultMonthlyQuota, labels: async () => (await loadCatalog(c.modelCatalog)).classes.map((k) => k.label) };
+    return { db, defaultMonthlyQuota: c.defaultMonthlyQuota, labels: async () => (await readCatalog(c)).classes.map((k) => k.label) };
   };
   const run = <T>(json: boolean | undefined, fn: (d: KeyDeps) => Promise<T>, text: (r: T) => string) =>
     withDatabase(config(), (db) => fn(deps(db))).then((r) => emit(stdoutOutput(Boolean(json)), r, () => text(r)));

@@ -143,7 +143,7 @@ export const ApiSpecSchema = Type.Object(
         },
         {
           description:
-            'ConfigMap key holding the model catalog (class index -> label, product external id) that belongs to the model Triton serves; mounted read-only and named by MODEL_CATALOG, so a model change needs no new API image.',
+            'ConfigMap key holding the model catalog (class index -> label, product external id) that belongs to the model Triton serves; mounted read-only and named by MODEL_CATALOG. Unset - the API reads <storageUri>/<modelName>/catalog.json from the s3:// or pvc:// model repository (required for gs://).',
         },
       ),
     ),
@@ -198,7 +198,7 @@ export const TritonSpecSchema = Type.Object(
         { name: Type.String({ minLength: 1, maxLength: 253 }) },
         {
           description:
-            'Storage credentials - for s3:// its keys become Triton\'s environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for gs:// its key credentials.json is mounted and named by GOOGLE_APPLICATION_CREDENTIALS.',
+            'Storage credentials - for s3:// its keys become Triton\'s environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION) and, as MODEL_CATALOG_S3_*, the API\'s for reading the catalog; for gs:// its key credentials.json is mounted and named by GOOGLE_APPLICATION_CREDENTIALS.',
         },
       ),
     ),
@@ -304,6 +304,14 @@ export const RecognitionServiceSpecSchema = Type.Object({
     { enabled: Type.Boolean({ default: true }) },
     { default: {}, description: 'A NetworkPolicy that lets only the API pods reach Triton.' },
   ),
+}, {
+  'x-kubernetes-validations': [
+    // The API reads the catalog from s3:// and pvc:// model repositories itself (src/operator/desired/catalog.ts).
+    rule(
+      "!self.triton.storageUri.startsWith('gs://') || has(self.api.catalogConfigMapRef)",
+      'gs:// model storage needs api.catalogConfigMapRef: the API reads the catalog from s3:// or pvc:// storage only',
+    ),
+  ],
 });
 
 export const CONDITION_TYPES = ['ApiReady', 'TritonReady', 'Ready', 'Progressing', 'Degraded'] as const;

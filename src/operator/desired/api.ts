@@ -9,10 +9,9 @@ import {
   apiUrl,
   type KubeObject,
 } from './naming.js';
+import { catalogCredential, catalogLocation, catalogMounts, catalogVolumes } from './catalog.js';
 
 export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
-/** Where a catalog ConfigMap is mounted in the API container. */
-const CATALOG_DIR = '/etc/recognition/catalog';
 
 /** The API stops within SHUTDOWN_TIMEOUT_MS (30 s by default); the pod gets a few seconds more. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -31,7 +30,7 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDoma
     const s3 = s3Of(rs);
     return s3 ? `s3://${s3.bucket}/${s3.prefix}`.replace(/\/+$/, '') : 'local';
   },
-  modelCatalog: (rs) => (rs.spec.api.catalogConfigMapRef ? `${CATALOG_DIR}/catalog.json` : undefined),
+  modelCatalog: (rs) => catalogLocation(rs),
   s3Endpoint: (rs) => s3Of(rs)?.endpoint,
   s3Region: (rs) => s3Of(rs)?.region,
   s3ForcePathStyle: (rs) => (s3Of(rs) ? String(s3Of(rs)!.forcePathStyle) : undefined),
@@ -40,7 +39,7 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDoma
   // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
   tritonUrl: (rs, clusterDomain) => tritonGrpcTarget(rs, clusterDomain),
   tritonModelName: (rs) => rs.spec.triton.modelName,
-  // The API reads that model's catalog (family, pre-processing, labels) from its own image.
+  // The API reads that model's catalog (family, pre-processing, labels): see ./catalog.ts.
   modelName: (rs) => rs.spec.triton.modelName,
   publicBaseUrl: (rs) => rs.spec.api.publicBaseUrl ?? apiUrl(rs),
   shutdownTimeoutMs: () => String(SHUTDOWN_TIMEOUT_MS),
@@ -55,6 +54,7 @@ function podValue(rs: RecognitionService, name: SettingName, setting: Setting<un
     const value = compute(rs, clusterDomain);
     return value === undefined ? undefined : { name: setting.env, value };
   }
+  if (typeof source === 'object' && 'storageSecretKey' in source) return catalogCredential(rs, setting.env, source);
   const api = rs.spec.api as unknown as Record<string, unknown>;
   if (source === 'spec') {
     const value = api[name] as string | number | undefined;
@@ -137,7 +137,7 @@ export function apiDeployment(rs: RecognitionService, clusterDomain?: string): K
                 { name: 'data', mountPath: '/data' },
                 { name: 'tmp', mountPath: '/tmp' },
                 ...(api.imageStorage?.pvc ? [{ name: 'images', mountPath: '/data/images' }] : []),
-                ...(api.catalogConfigMapRef ? [{ name: 'catalog', mountPath: CATALOG_DIR, readOnly: true }] : []),
+                ...catalogMounts(rs),
               ],
             },
           ],
@@ -145,9 +145,7 @@ export function apiDeployment(rs: RecognitionService, clusterDomain?: string): K
             { name: 'data', emptyDir: {} },
             { name: 'tmp', emptyDir: {} },
             ...(api.imageStorage?.pvc ? [{ name: 'images', persistentVolumeClaim: { claimName: api.imageStorage.pvc.claimName } }] : []),
-            ...(api.catalogConfigMapRef
-              ? [{ name: 'catalog', configMap: { name: api.catalogConfigMapRef.name, items: [{ key: api.catalogConfigMapRef.key, path: 'catalog.json' }] } }]
-              : []),
+            ...catalogVolumes(rs),
           ],
         },
       },
