@@ -65,3 +65,28 @@ test('every invalid value is reported at once, by name', () => {
     },
   );
 });
+
+test('MODEL_CATALOG: a file (resolved) or an s3://bucket/key URL (kept), with its own S3 settings', () => {
+  assert.equal(loadConfig({ MODEL_CATALOG: 'cat.json' }).modelCatalog, path.resolve('cat.json'));
+  const c = loadConfig({
+    MODEL_CATALOG: 's3://models/triton/centernet/catalog.json',
+    MODEL_CATALOG_S3_ENDPOINT: 'http://minio:9000',
+    MODEL_CATALOG_S3_ACCESS_KEY_ID: 'id',
+    MODEL_CATALOG_S3_SECRET_ACCESS_KEY: 'secret',
+    S3_ENDPOINT: 'http://images:9000',
+  });
+  assert.equal(c.modelCatalog, 's3://models/triton/centernet/catalog.json');
+  assert.equal(c.modelCatalogS3Endpoint, 'http://minio:9000');
+  assert.equal(c.modelCatalogS3Region, 'us-east-1');
+  assert.equal(c.modelCatalogS3ForcePathStyle, 'false');
+  assert.equal(c.s3Endpoint, 'http://images:9000', 'the image store keeps its own');
+  assert.throws(
+    () => loadConfig({ MODEL_CATALOG: 's3://models', MODEL_CATALOG_S3_ACCESS_KEY_ID: 'id' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /MODEL_CATALOG must be a file or s3:\/\/bucket\/key \(got "s3:\/\/models"\)/);
+      assert.match(err.message, /MODEL_CATALOG_S3_ACCESS_KEY_ID and MODEL_CATALOG_S3_SECRET_ACCESS_KEY are set together/);
+      return true;
+    },
+  );
+});

@@ -640,6 +640,8 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await refused((o) => (o.spec.api.replicas = { min: 5, max: 2 }), /api.replicas.min must be <= api.replicas.max/);
     await refused((o) => (o.spec.triton.replicas = { min: 3, max: 1 }), /triton.replicas.min must be <= triton.replicas.max/);
     await refused((o) => (o.spec.triton.storageUri = 'http://models.example/repo'), /storageUri must be s3/);
+    // The API reads the catalog from s3:// and pvc:// repositories; from gs:// only through a ConfigMap.
+    await refused((o) => (o.spec.triton.storageUri = 'gs://models-bucket/repo'), /gs:\/\/ model storage needs api.catalogConfigMapRef/);
     await refused((o) => Object.assign(o.spec.triton, { modelControlMode: 'none', models: ['centernet'] }), /only be listed with modelControlMode explicit/);
     await refused((o) => (o.spec.podDisruptionBudget = { maxUnavailable: 'half' }), /maxUnavailable must be/);
     await refused((o) => delete o.spec.api.image, /image: Required value/);
