@@ -73,6 +73,8 @@ export class BackgroundStart implements InferenceBackend {
           continue;
         }
       }
+      // Closed while the catalog was read: do not start a backend nobody will close.
+      if (this.closed) return;
       if (!backendStarted) {
         try {
           await this.inner.start();
