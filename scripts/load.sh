@@ -166,8 +166,8 @@ if [ -z "${API_KEY:-}" ] || { [ "$scenario" = limits ] && [ -z "${LIMITS_KEY:-}"
 fi
 
 # URL-mode images from a loopback static server.
-fixtures=${FIXTURES_DIR:-$(cd "$ROOT/../shared/fixtures/images" 2>/dev/null && pwd || true)}
-[ -n "$fixtures" ] && [ -d "$fixtures" ] || { log "fixture images not found: set FIXTURES_DIR (default ../shared/fixtures/images)"; exit 1; }
+fixtures=${FIXTURES_DIR:-${FIXTURE_IMAGES:-$(cd "$ROOT/../shared/fixtures/images" 2>/dev/null && pwd || true)}}
+[ -n "$fixtures" ] && [ -d "$fixtures" ] || { log "fixture images not found: set FIXTURES_DIR or FIXTURE_IMAGES, the tests' name (default ../shared/fixtures/images)"; exit 1; }
 if [ -z "${IMAGE_BASE_URL:-}" ]; then
   spawn "$work/static.log" node load-tests/tools/static-server.mjs "$fixtures" 0 127.0.0.1
   for _ in $(seq 1 50); do [ -s "$work/static.log" ] && break; sleep 0.1; done
