@@ -46,6 +46,8 @@ export interface AppDeps {
   fetcher: ImageFetcher;
   imageStore: ImageStore;
   signer: ImageUrlSigner;
+  /** IMAGE_URL_MODE=presigned: image_url in results is a presigned store link. */
+  presignImage?: (requestId: string) => Promise<string>;
   decodeBase64?: (input: string, maxEncodedBytes: number) => IntakeImage;
   /** Tags this process's requests (graceful shutdown closes only its own). */
   instanceId?: string;
@@ -154,6 +156,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
     imageStore: deps.imageStore,
     signer: deps.signer,
+    presignImage: deps.presignImage,
     settings: { syncTimeoutMs: config.syncTimeoutMs, batchConcurrency: config.batchConcurrency, maxBase64Bytes: config.imageMaxBase64Bytes },
     logger: {
       warn: (obj, msg) => app.log.warn(obj, msg),
@@ -271,6 +274,7 @@ export async function createServices(config: Readonly<Config>, db: Knex, log: { 
       fetcher: instrumentFetcher(intake.fetcher, metrics),
       imageStore: instrumentImageStore(intake.store),
       signer: intake.signer,
+      presignImage: intake.presign,
       async close() {
         for (const c of closers.reverse()) await c().catch(() => {});
       },

@@ -342,6 +342,27 @@ export const SETTINGS = {
     default: 'false',
     pod: 'operator',
   }),
+  imageUrlMode: {
+    env: 'IMAGE_URL_MODE',
+    doc: "what `image_url` in results is: `api`, the API's own signed link (streamed from the store, 410 after retention); `presigned`, a presigned S3 GET link to the bucket (needs `IMAGE_STORE=s3://…`; see docs/images.md)",
+    defaultDoc: '`api`',
+    pod: 'operator',
+    read: (r: Reader): 'api' | 'presigned' => {
+      const raw = r.optional('IMAGE_URL_MODE') ?? 'api';
+      if (raw !== 'api' && raw !== 'presigned') {
+        r.problems.push(`IMAGE_URL_MODE must be one of api, presigned (got "${raw}")`);
+        return 'api';
+      }
+      if (raw === 'presigned' && !(r.optional('IMAGE_STORE') ?? '').startsWith('s3://')) {
+        r.problems.push('IMAGE_URL_MODE=presigned needs IMAGE_STORE=s3://bucket/prefix: only an S3 store can presign links');
+      }
+      return raw;
+    },
+  } satisfies Setting<'api' | 'presigned'>,
+  s3PublicEndpoint: url('S3_PUBLIC_ENDPOINT', 'with `IMAGE_URL_MODE=presigned`: the endpoint clients reach the bucket by, put into presigned links', ['http:', 'https:'], {
+    unset: '`S3_ENDPOINT`',
+    pod: 'operator',
+  }),
   imageRetentionDays: int('IMAGE_RETENTION_DAYS', 'stored images older than this are deleted (links then answer 410); `0` keeps them forever', {
     default: 30, min: 0, max: 36_500, pod: 'spec', crd: true,
   }),

@@ -90,3 +90,20 @@ test('MODEL_CATALOG: a file (resolved) or an s3://bucket/key URL (kept), with it
     },
   );
 });
+
+test('IMAGE_URL_MODE: api by default; presigned only with an S3 store, S3_PUBLIC_ENDPOINT a URL', () => {
+  assert.equal(loadConfig({}).imageUrlMode, 'api');
+  const c = loadConfig({ IMAGE_STORE: 's3://images/cv', IMAGE_URL_MODE: 'presigned', S3_PUBLIC_ENDPOINT: 'https://images.example.com' });
+  assert.equal(c.imageUrlMode, 'presigned');
+  assert.equal(c.s3PublicEndpoint, 'https://images.example.com');
+  assert.throws(
+    () => loadConfig({ IMAGE_URL_MODE: 'presigned', S3_PUBLIC_ENDPOINT: 'ftp://x' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /IMAGE_URL_MODE=presigned needs IMAGE_STORE=s3:\/\/bucket\/prefix/);
+      assert.match(err.message, /S3_PUBLIC_ENDPOINT must be a URL with scheme http: or https:/);
+      return true;
+    },
+  );
+  assert.throws(() => loadConfig({ IMAGE_URL_MODE: 'direct' }), /IMAGE_URL_MODE must be one of api, presigned \(got "direct"\)/);
+});

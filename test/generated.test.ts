@@ -34,7 +34,17 @@ test('every setting the operator passes to the API pods reaches their environmen
   // The optional sources the operator computes settings from (S3 store, the s3:// model
   // repository's catalog and Triton's storage Secret).
   rs.spec.triton.storageSecretRef = { name: 'model-storage' };
-  rs.spec.api.imageStorage = { s3: { bucket: 'images', prefix: 'cv', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true } };
+  rs.spec.api.imageStorage = {
+    s3: {
+      bucket: 'images',
+      prefix: 'cv',
+      endpoint: 'http://minio:9000',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      presignedUrls: true,
+      publicEndpoint: 'https://images.example.com',
+    },
+  };
   const env = new Map(apiEnv(rs).map((e) => [e.name, e]));
   const apiFields = Object.keys(ApiSpecSchema.properties);
   for (const [name, s] of Object.entries(SETTINGS) as Array<[string, Setting<unknown>]>) {

@@ -21,17 +21,22 @@ export type ImageIntakeConfig = Pick<
   | 's3Endpoint'
   | 's3Region'
   | 's3ForcePathStyle'
+  | 's3PublicEndpoint'
+  | 'imageUrlMode'
 >;
 
 export interface ImageIntake {
   fetcher: ImageFetcher;
   store: ImageStore;
   signer: ImageUrlSigner;
+  /** IMAGE_URL_MODE=presigned: image_url in results is a presigned link to the bucket. */
+  presign?: (requestId: string) => Promise<string>;
 }
 
 /** Images live under <dataDir>/images; the URL secret is IMAGE_URL_SECRET or <dataDir>/image-url-secret. */
 export async function createImageIntake(config: ImageIntakeConfig): Promise<ImageIntake> {
   const secret = config.imageUrlSecret ?? (await loadOrCreateSecret(config.dataDir));
+  const store = createImageStore(config);
   return {
     fetcher: createImageFetcher({
       allowCidrs: config.imageFetchAllowCidrs,
@@ -39,18 +44,24 @@ export async function createImageIntake(config: ImageIntakeConfig): Promise<Imag
       maxBytes: config.imageFetchMaxBytes,
       maxRedirects: config.imageFetchMaxRedirects,
     }),
-    store: createImageStore(config),
+    store,
     signer: new HmacImageUrlSigner({ secret, publicBaseUrl: config.publicBaseUrl, ttlSeconds: config.imageUrlTtlSeconds }),
+    ...(config.imageUrlMode === 'presigned' && store instanceof S3ImageStore
+      ? { presign: (requestId: string) => store.presignGet(requestId, config.imageUrlTtlSeconds) }
+      : {}),
   };
 }
 
 /** IMAGE_STORE: `local` keeps images under <dataDir>/images; `s3://bucket/prefix` in a bucket every replica shares. */
-export function createImageStore(config: Pick<ImageIntakeConfig, 'dataDir' | 'imageStore' | 's3Endpoint' | 's3Region' | 's3ForcePathStyle'>): ImageStore {
+export function createImageStore(
+  config: Pick<ImageIntakeConfig, 'dataDir' | 'imageStore' | 's3Endpoint' | 's3Region' | 's3ForcePathStyle'> & { s3PublicEndpoint?: string },
+): ImageStore {
   if (config.imageStore === 'local') return new LocalImageStore(path.join(config.dataDir, 'images'));
   return new S3ImageStore({
     ...parseS3Location(config.imageStore),
     endpoint: config.s3Endpoint,
     region: config.s3Region,
     forcePathStyle: config.s3ForcePathStyle === 'true',
+    publicEndpoint: config.s3PublicEndpoint,
   });
 }

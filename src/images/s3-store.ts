@@ -14,8 +14,12 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { InvalidImageIdError, isImageId } from './local-store.js';
 import type { ImageStore, OpenedImage } from './types.js';
+
+/** SigV4's longest presign: 7 days. */
+export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
 const STORABLE = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif']);
 
@@ -29,6 +33,11 @@ export interface S3ImageStoreOptions {
   forcePathStyle: boolean;
   /** Per-call time limit, in ms: a hung store fails the call instead of holding the request. */
   requestTimeoutMs?: number;
+  /**
+   * Host put into presigned links when clients reach the store by another address than the
+   * service does (e.g. https://images.example.com outside, http://minio:9000 inside).
+   */
+  publicEndpoint?: string;
   /** Tests only: fixed credentials instead of the default chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
@@ -49,6 +58,8 @@ export class S3ImageStore implements ImageStore {
   readonly bucket: string;
   readonly prefix: string;
   private readonly client: S3Client;
+  /** Signs presigned links (no network): the client itself, or one for the public endpoint. */
+  private readonly signingClient: S3Client;
 
   constructor(opts: S3ImageStoreOptions) {
     this.bucket = opts.bucket;
@@ -63,6 +74,14 @@ export class S3ImageStore implements ImageStore {
       maxAttempts: 2,
       requestHandler: { connectionTimeout: Math.min(timeout, 3_000), requestTimeout: timeout },
     });
+    this.signingClient = opts.publicEndpoint
+      ? new S3Client({
+          region: opts.region,
+          forcePathStyle: opts.forcePathStyle,
+          endpoint: opts.publicEndpoint,
+          ...(opts.credentials && { credentials: opts.credentials }),
+        })
+      : this.client;
   }
 
   /** Sharded by the id's first two hex digits, which spreads keys over S3's partitions. */
@@ -105,6 +124,15 @@ export class S3ImageStore implements ImageStore {
     return { bytes: Buffer.concat(chunks), mime: opened.mime };
   }
 
+  /**
+   * A presigned GET link valid for ttlSeconds: whoever holds it downloads the object from the
+   * store directly, with the Content-Type stored at put. SigV4 caps a presign at 7 days.
+   */
+  async presignGet(requestId: string, ttlSeconds: number): Promise<string> {
+    const command = new GetObjectCommand({ Bucket: this.bucket, Key: this.key(requestId) });
+    return getSignedUrl(this.signingClient, command, { expiresIn: Math.min(ttlSeconds, MAX_PRESIGN_SECONDS) });
+  }
+
   async delete(requestId: string): Promise<void> {
     // Deleting a missing key succeeds in S3, so a repeated sweep is harmless.
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(requestId) }));
@@ -124,5 +152,6 @@ export class S3ImageStore implements ImageStore {
 
   close(): void {
     this.client.destroy();
+    if (this.signingClient !== this.client) this.signingClient.destroy();
   }
 }

@@ -36,6 +36,8 @@ export interface RecognitionDeps {
   decodeBase64(input: string, maxEncodedBytes: number): IntakeImage;
   imageStore: ImageStore;
   signer: ImageUrlSigner;
+  /** When set (IMAGE_URL_MODE=presigned), a stored image's link is a presigned store link. */
+  presignImage?: (requestId: string) => Promise<string>;
   settings: RecognitionSettings;
   logger: Logger;
 }
@@ -49,13 +51,14 @@ export class RecognitionService {
     this.pipeline = new DeadlinePipeline(deps);
   }
 
-  imageUrlOf = (r: RequestRecord): string => {
+  async imageUrlOf(r: RequestRecord): Promise<string> {
+    if (r.imageStored && this.deps.presignImage) return this.deps.presignImage(r.id);
     if (r.imageStored || r.sourceUrl === null) return this.deps.signer.sign(r.id);
     return r.sourceUrl;
-  };
+  }
 
-  view(r: RequestRecord): CVResult {
-    return toCVResult(r, this.imageUrlOf);
+  async view(r: RequestRecord): Promise<CVResult> {
+    return toCVResult(r, await this.imageUrlOf(r));
   }
 
   /**
@@ -80,7 +83,7 @@ export class RecognitionService {
     const claim = await this.admission.admitSync(caller, request);
     if (claim.kind === 'replay') {
       this.deps.observer?.recognition('replay', 'sync');
-      return { result: this.view(claim.record), replayed: true };
+      return { result: await this.view(claim.record), replayed: true };
     }
     const record = claim.record;
 
@@ -88,7 +91,7 @@ export class RecognitionService {
     observeOutcome(this.deps.observer, outcome, 'sync');
     switch (outcome.kind) {
       case 'finished':
-        return { result: this.view(outcome.record), replayed: false };
+        return { result: await this.view(outcome.record), replayed: false };
       case 'refused':
       case 'overloaded':
         // Its row was removed and its charge given back in the same statement.
@@ -122,7 +125,7 @@ export class RecognitionService {
     const r = await this.deps.requests.findById(requestId);
     if (r === null) throw new RecognitionRejected('REQUEST_NOT_FOUND', 'Request not found');
     if (r.keyId !== caller.keyId) throw new RecognitionRejected('REQUEST_FORBIDDEN', 'The request belongs to a different API key');
-    return this.view(r);
+    return await this.view(r);
   }
 
   /** Rates a request of this key; another key's request is reported as not found (404). */

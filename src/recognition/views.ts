@@ -34,13 +34,13 @@ export interface BatchCVResult {
 }
 
 /** DONE ⇒ success and results; ERROR ⇒ error text; other states ⇒ neither. */
-export function toCVResult(r: RequestRecord, imageUrl: (r: RequestRecord) => string): CVResult {
+export function toCVResult(r: RequestRecord, imageUrl: string): CVResult {
   const out: CVResult = {
     success: r.status === 'DONE',
     request_id: r.id,
     external_id: r.externalId,
     status: r.status,
-    image_url: imageUrl(r),
+    image_url: imageUrl,
     results: r.status === 'DONE' ? r.results : [],
   };
   if (r.status === 'ERROR') out.error = r.error ?? 'processing failed';

@@ -1,7 +1,8 @@
 /**
  * The S3 image store against a real S3 server (MinIO, scripts/minio.sh): put/get/stream/delete,
  * two app replicas sharing one bucket and database (a link from A served by B), retention
- * (one replica deletes, the link answers 410, the lookup still answers), and a store outage.
+ * (one replica deletes, the link answers 410, the lookup still answers), a store outage, and
+ * presigned links (IMAGE_URL_MODE=presigned) fetched from the server directly.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -221,5 +222,71 @@ describe('two API replicas sharing one bucket and one database', { skip }, () =>
     // After an ERROR the same external_id runs again as a new request.
     const again = json<{ status: string }>(await sync(a, 'during-outage'));
     assert.equal(again.status, 'DONE');
+  });
+});
+
+describe('presigned links (IMAGE_URL_MODE=presigned)', { skip }, () => {
+  let app: TestApp;
+  let key: TestKey;
+  // localhost reaches the same server by another name: the links must carry that host.
+  const publicEndpoint = () => minio.endpoint.replace('127.0.0.1', 'localhost');
+  before(async () => {
+    await minio.createBucket('presigned');
+    app = await buildTestApp({ ...minio.env('presigned'), IMAGE_URL_MODE: 'presigned', S3_PUBLIC_ENDPOINT: publicEndpoint(), IMAGE_URL_TTL_SECONDS: '3600' });
+    key = await app.newKey();
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  const sync = (externalId: string, image: Buffer) =>
+    app.app.inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': key.key }, payload: { external_id: externalId, image_base64: image.toString('base64') } });
+
+  test('sync and lookup hand out a presigned link on the public host; it downloads the stored bytes and type, without a key', async () => {
+    const png = readFixture('camera.png');
+    const res = await sync('presigned-1', png);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = json<{ request_id: string; status: string; image_url: string }>(res);
+    assert.equal(body.status, 'DONE', res.body);
+    const link = new URL(body.image_url);
+    assert.equal(link.origin, publicEndpoint());
+    assert.equal(link.pathname, `/presigned/images/${body.request_id.slice(0, 2)}/${body.request_id}`);
+    assert.equal(link.searchParams.get('X-Amz-Expires'), '3600');
+    assert.ok(link.searchParams.get('X-Amz-Signature'));
+
+    const image = await fetch(body.image_url);
+    assert.equal(image.status, 200);
+    assert.equal(image.headers.get('content-type'), 'image/png');
+    assert.ok(Buffer.from(await image.arrayBuffer()).equals(png));
+
+    const lookup = await app.app.inject({ method: 'GET', url: `/v1/cv/requests/${body.request_id}`, headers: { 'x-api-key': key.key } });
+    const looked = new URL(json<{ image_url: string }>(lookup).image_url);
+    assert.equal(looked.pathname, link.pathname);
+    assert.ok(looked.searchParams.get('X-Amz-Signature'));
+
+    // The signature covers the key: the same query on another request's key is refused.
+    const forged = new URL(body.image_url);
+    forged.pathname = forged.pathname.replace(body.request_id, randomUUID());
+    assert.equal((await fetch(forged)).status, 403);
+  });
+
+  test('an expired presigned link is refused by the store', async () => {
+    const short = await buildTestApp({ ...minio.env('presigned'), IMAGE_URL_MODE: 'presigned', IMAGE_URL_TTL_SECONDS: '1' }, { shareDatabase: app.database });
+    try {
+      const other = await short.newKey();
+      const res = await short.app.inject({
+        method: 'POST',
+        url: '/v1/cv/requests/sync',
+        headers: { 'x-api-key': other.key },
+        payload: { external_id: 'short-lived', image_base64: readFixture('squirrel_cls.jpg').toString('base64') },
+      });
+      const { image_url: url } = json<{ image_url: string }>(res);
+      assert.equal(new URL(url).origin, minio.endpoint, 'without S3_PUBLIC_ENDPOINT the link uses S3_ENDPOINT');
+      assert.equal((await fetch(url)).status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      assert.equal((await fetch(url)).status, 403);
+    } finally {
+      await short.close();
+    }
   });
 });

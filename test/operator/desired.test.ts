@@ -286,6 +286,18 @@ describe('API image storage', () => {
     assert.equal(env.find((e) => e.name === 'S3_ENDPOINT'), undefined);
   });
 
+  test('presignedUrls sets IMAGE_URL_MODE=presigned and the public endpoint; off, neither is set', () => {
+    const rs = sampleResource();
+    const envValue = (name: string) => apiEnv(rs).find((e) => e.name === name)?.value;
+    assert.equal(envValue('IMAGE_URL_MODE'), undefined);
+    assert.equal(envValue('S3_PUBLIC_ENDPOINT'), undefined);
+    rs.spec.api.imageStorage!.s3!.publicEndpoint = 'https://images.example.com';
+    assert.equal(envValue('S3_PUBLIC_ENDPOINT'), undefined, 'the public endpoint only matters for presigned links');
+    rs.spec.api.imageStorage!.s3!.presignedUrls = true;
+    assert.equal(envValue('IMAGE_URL_MODE'), 'presigned');
+    assert.equal(envValue('S3_PUBLIC_ENDPOINT'), 'https://images.example.com');
+  });
+
   test('without imageUrlSecretRef the key comes from the operator-owned Secret; with it, from that Secret', () => {
     const rs = sampleResource();
     assert.deepEqual(apiEnv(rs).find((e) => e.name === 'IMAGE_URL_SECRET')?.valueFrom, { secretKeyRef: { name: 'vision-api-image-url', key: 'IMAGE_URL_SECRET' } });

@@ -13,7 +13,7 @@ export function sampleResource(overrides: Partial<RecognitionService['spec']> = 
         databaseUrlSecretRef: { name: 'recog-secrets', key: 'DATABASE_URL' },
         redisUrlSecretRef: { name: 'recog-secrets', key: 'REDIS_URL' },
         replicas: { min: 2, max: 6 },
-        imageStorage: { s3: { bucket: 'vision-images', prefix: 'images', region: 'us-east-1', forcePathStyle: false } },
+        imageStorage: { s3: { bucket: 'vision-images', prefix: 'images', region: 'us-east-1', forcePathStyle: false, presignedUrls: false } },
       },
       triton: { storageUri: 's3://models-bucket/recognition' },
       ...overrides,

@@ -111,6 +111,14 @@ export const ApiSpecSchema = Type.Object(
                 endpoint: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 1024, description: "S3 endpoint (MinIO, Ceph RGW, GCS); unset: AWS's for the region." })),
                 region: Type.String({ minLength: 1, maxLength: 64, default: 'us-east-1' }),
                 forcePathStyle: Type.Boolean({ default: false, description: 'Path-style URLs (MinIO, Ceph).' }),
+                presignedUrls: Type.Boolean({
+                  default: false,
+                  description:
+                    'image_url in results is a presigned S3 link clients download from the bucket directly (IMAGE_URL_MODE=presigned), instead of the API\'s own signed link.',
+                }),
+                publicEndpoint: Type.Optional(
+                  Type.String({ pattern: '^https?://', maxLength: 1024, description: 'With presignedUrls: the endpoint clients reach the bucket by, when it differs from endpoint (S3_PUBLIC_ENDPOINT).' }),
+                ),
                 credentialsSecretRef: Type.Optional(
                   Type.Object(
                     { name: Type.String({ minLength: 1, maxLength: 253 }) },

@@ -34,6 +34,8 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDoma
   s3Endpoint: (rs) => s3Of(rs)?.endpoint,
   s3Region: (rs) => s3Of(rs)?.region,
   s3ForcePathStyle: (rs) => (s3Of(rs) ? String(s3Of(rs)!.forcePathStyle) : undefined),
+  imageUrlMode: (rs) => (s3Of(rs)?.presignedUrls ? 'presigned' : undefined),
+  s3PublicEndpoint: (rs) => (s3Of(rs)?.presignedUrls ? s3Of(rs)!.publicEndpoint : undefined),
   host: () => '0.0.0.0',
   dataDir: () => '/data',
   // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
