@@ -16,14 +16,17 @@ export interface ImageHeader {
   height: number;
 }
 
-/** Where the decoded image goes inside the output raster (top-left aligned). */
+/** Where the decoded image goes inside the output raster. */
 export interface RasterLayout {
   /** Output raster size (the model input). */
   width: number;
   height: number;
-  /** Size the image is resized to; the rest, right and bottom, is black padding. */
+  /** Size the image is resized to; the rest is black padding. */
   contentWidth: number;
   contentHeight: number;
+  /** Top-left corner of the content (0, 0 when omitted). */
+  offsetX?: number;
+  offsetY?: number;
 }
 
 export interface DecodeLimits {
@@ -76,7 +79,7 @@ export async function readImageHeader(bytes: Uint8Array, limits: DecodeLimits): 
  * Decodes to an NHWC float32 RGB raster (values 0–255) of layout.width × layout.height:
  * EXIF orientation applied, transparency flattened onto white (how the image is shown),
  * grayscale, CMYK and 16-bit converted to 8-bit sRGB, first frame of an animation,
- * resized to contentWidth × contentHeight, the rest (right and bottom) black.
+ * resized to contentWidth × contentHeight at (offsetX, offsetY), the rest black.
  *
  * Shrinking is done by libvips (antialiased, JPEG shrink-on-load) on a libuv thread.
  * Enlarging an axis (a 640×480 photo to 512×512 enlarges the height) is done here with
@@ -113,7 +116,7 @@ export async function decodeToRgb(bytes: Uint8Array, header: ImageHeader, layout
 
 /**
  * RGB bytes of srcWidth × srcHeight (each ≤ the content size) → the float raster, content
- * at the top left. Enlarged axes use Catmull-Rom bicubic interpolation with centred
+ * at the layout's offset. Enlarged axes use Catmull-Rom bicubic interpolation with centred
  * samples, which is what libvips does when sharp enlarges; an axis that keeps its size
  * is copied exactly. Two separable passes: across, then down whole rows. The raster
  * starts zeroed, which is the black padding.
@@ -132,7 +135,7 @@ export function enlargeInto(src: Uint8Array, srcWidth: number, srcHeight: number
 function enlargeDownBytes(rows: Uint8Array, srcHeight: number, layout: RasterLayout, out: Float32Array): void {
   const stride = layout.contentWidth * 3;
   for (let y = 0; y < layout.contentHeight; y++) {
-    const o = y * layout.width * 3;
+    const o = ((y + (layout.offsetY ?? 0)) * layout.width + (layout.offsetX ?? 0)) * 3;
     if (srcHeight === layout.contentHeight) {
       const a = y * stride;
       for (let i = 0; i < stride; i++) out[o + i] = rows[a + i];
@@ -151,7 +154,7 @@ function enlargeDownBytes(rows: Uint8Array, srcHeight: number, layout: RasterLay
 function enlargeDownFloats(rows: Float32Array, srcHeight: number, layout: RasterLayout, out: Float32Array): void {
   const stride = layout.contentWidth * 3;
   for (let y = 0; y < layout.contentHeight; y++) {
-    const o = y * layout.width * 3;
+    const o = ((y + (layout.offsetY ?? 0)) * layout.width + (layout.offsetX ?? 0)) * 3;
     if (srcHeight === layout.contentHeight) {
       out.set(rows.subarray(y * stride, (y + 1) * stride), o);
       continue;

@@ -51,7 +51,7 @@ export class Detector implements ObjectDetector {
     checkBudget(options);
     const t0 = performance.now();
     const { input } = this.spec;
-    const prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit });
+    const prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit, align: input.align });
     const tensor = toModelInput(prepared.tensor, prepared.geometry, this.spec);
     const t1 = performance.now();
     checkBudget(options);

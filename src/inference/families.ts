@@ -13,15 +13,21 @@ import type { ResizeGeometry } from './preprocess.js';
 export type ThresholdOf = (classIndex: number) => number | undefined;
 
 /**
- * NHWC float RGB 0–255 (the decoder's raster, content top left, black elsewhere) → the
+ * NHWC float RGB 0–255 (the decoder's raster, content at its offset, black elsewhere) → the
  * family's input tensor for one image. Works in place when the layout is NHWC.
  */
 export function toModelInput(raster: Float32Array, geometry: ResizeGeometry, spec: DetectorSpec): Tensor {
   const { width, height, layout, scale, pad } = spec.input;
-  if (pad !== 0 && (geometry.contentWidth < width || geometry.contentHeight < height)) {
+  const { contentWidth: cw, contentHeight: ch, offsetX: ox, offsetY: oy } = geometry;
+  if (pad !== 0 && (cw < width || ch < height)) {
     for (let y = 0; y < height; y++) {
-      const from = y < geometry.contentHeight ? geometry.contentWidth : 0;
-      raster.fill(pad, (y * width + from) * 3, (y + 1) * width * 3);
+      const row = y * width * 3;
+      if (y < oy || y >= oy + ch) {
+        raster.fill(pad, row, row + width * 3);
+        continue;
+      }
+      raster.fill(pad, row, row + ox * 3);
+      raster.fill(pad, row + (ox + cw) * 3, row + width * 3);
     }
   }
   let data = raster;
@@ -98,7 +104,9 @@ class BoxMapper {
   constructor(private readonly g: ResizeGeometry) {}
   candidate(x1: number, y1: number, x2: number, y2: number, score: number, classIndex: number): Candidate | null {
     const g = this.g;
-    const c = { x1: clip(x1 / g.scaleX, g.width), y1: clip(y1 / g.scaleY, g.height), x2: clip(x2 / g.scaleX, g.width), y2: clip(y2 / g.scaleY, g.height), score, classIndex };
+    const x = (v: number) => clip((v - g.offsetX) / g.scaleX, g.width);
+    const y = (v: number) => clip((v - g.offsetY) / g.scaleY, g.height);
+    const c = { x1: x(x1), y1: y(y1), x2: x(x2), y2: y(y2), score, classIndex };
     return c.x2 > c.x1 && c.y2 > c.y1 ? c : null;
   }
 }

@@ -41,10 +41,10 @@ export function decodeRows(data: Float32Array, offset: number, rows: number, opt
     if (!(score >= scoreThreshold)) continue; // also drops NaN
     const classIndex = Math.round(data[o + 5]);
     if (!classes.has(classIndex)) continue;
-    const x1 = clip(data[o] / g.scaleX, g.width);
-    const y1 = clip(data[o + 1] / g.scaleY, g.height);
-    const x2 = clip(data[o + 2] / g.scaleX, g.width);
-    const y2 = clip(data[o + 3] / g.scaleY, g.height);
+    const x1 = clip((data[o] - g.offsetX) / g.scaleX, g.width);
+    const y1 = clip((data[o + 1] - g.offsetY) / g.scaleY, g.height);
+    const x2 = clip((data[o + 2] - g.offsetX) / g.scaleX, g.width);
+    const y2 = clip((data[o + 3] - g.offsetY) / g.scaleY, g.height);
     if (!(x2 > x1 && y2 > y1)) continue; // empty, inverted, or entirely in the padding
     out.push({ x1, y1, x2, y2, score, classIndex });
   }

@@ -11,12 +11,14 @@ import type { ImageFormat } from '../images/types.js';
  *   (@vladmandic/human) does, so the model's scores mean what its authors measured.
  *   On the real fixtures it keeps an out-of-catalog animal (the squirrel, "bird" 0.28)
  *   under the 0.3 threshold.
- * - letterbox: keep the aspect ratio and pad right and bottom with black (the TF Object
- *   Detection API's keep_aspect_ratio_resizer). It places boxes of wide images more
- *   tightly and scores people higher, but also lifts that squirrel to "bird" 0.36.
+ * - letterbox: keep the aspect ratio and pad the rest, the image centred (Ultralytics) or
+ *   at the top left (the TF Object Detection API's keep_aspect_ratio_resizer). For
+ *   CenterNet it places boxes of wide images more tightly and scores people higher, but
+ *   also lifts that squirrel to "bird" 0.36.
  * docs/detection.md has the measured comparison.
  */
 export type ResizeFit = 'letterbox' | 'stretch';
+export type ResizeAlign = 'centre' | 'corner';
 
 export interface InputSize {
   width: number;
@@ -34,11 +36,14 @@ export interface ResizeGeometry {
   /** Size of the image inside the input; the rest is padding. */
   contentWidth: number;
   contentHeight: number;
+  /** Where the content starts inside the input (0, 0 unless centred). */
+  offsetX: number;
+  offsetY: number;
   scaleX: number;
   scaleY: number;
 }
 
-export function planResize(original: InputSize, input: InputSize, fit: ResizeFit): ResizeGeometry {
+export function planResize(original: InputSize, input: InputSize, fit: ResizeFit, align: ResizeAlign = 'corner'): ResizeGeometry {
   let contentWidth = input.width;
   let contentHeight = input.height;
   if (fit === 'letterbox') {
@@ -54,6 +59,9 @@ export function planResize(original: InputSize, input: InputSize, fit: ResizeFit
     inputHeight: input.height,
     contentWidth,
     contentHeight,
+    // An odd padding leaves its extra pixel on the right or bottom, as Ultralytics does.
+    offsetX: align === 'centre' ? Math.floor((input.width - contentWidth) / 2) : 0,
+    offsetY: align === 'centre' ? Math.floor((input.height - contentHeight) / 2) : 0,
     scaleX: contentWidth / original.width,
     scaleY: contentHeight / original.height,
   };
@@ -67,9 +75,10 @@ export interface PreparedImage {
 }
 
 /** Decodes, checks the pixel limit first, resizes: one libvips pipeline off the main thread. */
-export async function prepareImage(bytes: Uint8Array, input: InputSize, options: DecodeLimits & { fit: ResizeFit }): Promise<PreparedImage> {
+export async function prepareImage(bytes: Uint8Array, input: InputSize, options: DecodeLimits & { fit: ResizeFit; align?: ResizeAlign }): Promise<PreparedImage> {
   const header = await readImageHeader(bytes, options);
-  const geometry = planResize(header, input, options.fit);
-  const tensor = await decodeToRgb(bytes, header, { width: input.width, height: input.height, contentWidth: geometry.contentWidth, contentHeight: geometry.contentHeight }, options);
+  const geometry = planResize(header, input, options.fit, options.align);
+  const { contentWidth, contentHeight, offsetX, offsetY } = geometry;
+  const tensor = await decodeToRgb(bytes, header, { width: input.width, height: input.height, contentWidth, contentHeight, offsetX, offsetY }, options);
   return { format: header.format, tensor, geometry };
 }

@@ -13,8 +13,14 @@ export interface DetectorInputSpec {
   layout: 'NHWC' | 'NCHW';
   width: number;
   height: number;
-  /** stretch: each axis scaled on its own; letterbox: aspect kept, padded right and bottom. */
+  /** stretch: each axis scaled on its own; letterbox: aspect kept, the rest padded. */
   fit: 'stretch' | 'letterbox';
+  /**
+   * Where a letterboxed image sits: centre (padding split on both sides, as Ultralytics
+   * exports expect) or corner (top left, padded right and bottom, as the TF Object Detection
+   * API's keep_aspect_ratio_resizer). Default: centre for yolo, corner otherwise.
+   */
+  align: 'centre' | 'corner';
   /** Pixel values 0–255 are multiplied by this (1/255 for Ultralytics exports). */
   scale: number;
   /** Value (0–255, before scaling) of the letterbox padding; Ultralytics pads with 114. */
@@ -42,7 +48,7 @@ export const FAMILY_OUTPUT_ROLES: Record<DetectorFamily, readonly string[]> = {
 /** The built-in CenterNet: what every catalog without a `detector` entry means. */
 export const CENTERNET_SPEC: DetectorSpec = Object.freeze({
   family: 'centernet',
-  input: Object.freeze({ name: 'images', layout: 'NHWC', width: 512, height: 512, fit: 'stretch', scale: 1, pad: 0 }),
+  input: Object.freeze({ name: 'images', layout: 'NHWC', width: 512, height: 512, fit: 'stretch', align: 'corner', scale: 1, pad: 0 }),
   outputs: Object.freeze({ detections: 'detections' }),
 });
 
@@ -61,13 +67,15 @@ export function parseDetectorSpec(raw: unknown, source: string): DetectorSpec {
   if (typeof i.scale !== 'number' || !(i.scale > 0)) return bad('input.scale must be a positive number');
   const pad = i.pad ?? 0;
   if (typeof pad !== 'number' || !(pad >= 0 && pad <= 255)) return bad('input.pad must be 0–255');
+  const align = i.align ?? (d.family === 'yolo' ? 'centre' : 'corner');
+  if (align !== 'centre' && align !== 'corner') return bad('input.align must be centre or corner');
   const outputs = d.outputs as Record<string, unknown> | undefined;
   if (!outputs || typeof outputs !== 'object') return bad('outputs must map roles to tensor names');
   const roles = FAMILY_OUTPUT_ROLES[d.family];
   for (const role of roles) if (typeof outputs[role] !== 'string' || outputs[role] === '') bad(`outputs.${role} must name the ${d.family} model's tensor`);
   return {
     family: d.family,
-    input: { name: i.name, layout: i.layout, width: i.width!, height: i.height!, fit: i.fit, scale: i.scale, pad },
+    input: { name: i.name, layout: i.layout, width: i.width!, height: i.height!, fit: i.fit, align, scale: i.scale, pad },
     outputs: Object.fromEntries(roles.map((r) => [r, outputs[r] as string])),
   };
 }

@@ -21,6 +21,12 @@ export interface TritonTensorConfig {
   dataType: TritonDataType;
   /** Without the batch dimension when maxBatchSize > 0; -1 for a variable size. */
   dims: number[];
+  /**
+   * The model's own shape (without the batch dimension) when it differs from `dims`: a
+   * model output of shape [batch] is declared dims [1] with reshape [] (Triton refuses
+   * empty dims on a batching model).
+   */
+  reshape?: number[];
 }
 
 export interface TritonInstanceGroup {
@@ -70,7 +76,8 @@ export function renderTritonConfig(config: TritonModelConfig = centernetTritonCo
     '  {',
     `    name: ${quote(t.name)}`,
     `    data_type: ${t.dataType}`,
-    `    dims: [ ${t.dims.join(', ')} ]`,
+    `    dims: ${intList(t.dims)}`,
+    ...(t.reshape ? [`    reshape: { shape: ${intList(t.reshape)} }`] : []),
     '  }',
   ];
   const list = (items: string[][]): string[] => items.flatMap((lines, i) => (i < items.length - 1 ? [...lines.slice(0, -1), `${lines[lines.length - 1]},`] : lines));
@@ -104,6 +111,10 @@ export function renderTritonConfig(config: TritonModelConfig = centernetTritonCo
     lines.push('}');
   }
   return `${lines.join('\n')}\n`;
+}
+
+function intList(values: number[]): string {
+  return values.length === 0 ? '[ ]' : `[ ${values.join(', ')} ]`;
 }
 
 function quote(s: string): string {
@@ -291,7 +302,19 @@ function tensorConfig(m: TextMessage, where: string): TritonTensorConfig {
   if (!DATA_TYPES.has(dataType)) throw new TritonConfigError(`${where}.data_type: unknown ${dataType}`);
   const dims = ints(m, 'dims', where);
   if (dims.some((d) => d < -1 || d === 0)) throw new TritonConfigError(`${where}.dims: sizes must be positive or -1`);
-  return { name: str(m, 'name', where, true)!, dataType: dataType as TritonDataType, dims };
+  const tensor: TritonTensorConfig = { name: str(m, 'name', where, true)!, dataType: dataType as TritonDataType, dims };
+  const reshapes = messages(m, 'reshape', where);
+  if (reshapes.length > 1) throw new TritonConfigError(`${where}.reshape given ${reshapes.length} times`);
+  if (reshapes.length === 1) {
+    const shape = ints(reshapes[0], 'shape', `${where}.reshape`);
+    if (shape.some((d) => d < -1 || d === 0)) throw new TritonConfigError(`${where}.reshape.shape: sizes must be positive or -1`);
+    const count = (s: number[]) => s.reduce((n, d) => n * d, 1);
+    if (![...dims, ...shape].includes(-1) && count(dims) !== count(shape)) {
+      throw new TritonConfigError(`${where}.reshape.shape [${shape.join(',')}] must hold as many elements as dims [${dims.join(',')}]`);
+    }
+    tensor.reshape = shape;
+  }
+  return tensor;
 }
 
 function single(m: TextMessage, field: string, where: string): FieldValue | undefined {

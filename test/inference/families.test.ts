@@ -10,8 +10,8 @@ import { checkServedModel, decodeOutputs, toModelInput } from '../../src/inferen
 import { planResize } from '../../src/inference/preprocess.js';
 import type { DetectorSpec } from '../../src/models/detector-spec.js';
 
-const YOLO: DetectorSpec = { family: 'yolo', input: { name: 'images', layout: 'NCHW', width: 4, height: 4, fit: 'letterbox', scale: 1 / 255, pad: 114 }, outputs: { predictions: 'out' } };
-const SSD: DetectorSpec = { family: 'ssd', input: { name: 'x', layout: 'NHWC', width: 300, height: 300, fit: 'stretch', scale: 1, pad: 0 }, outputs: { boxes: 'b', scores: 's', classes: 'c', count: 'n' } };
+const YOLO: DetectorSpec = { family: 'yolo', input: { name: 'images', layout: 'NCHW', width: 4, height: 4, fit: 'letterbox', align: 'centre', scale: 1 / 255, pad: 114 }, outputs: { predictions: 'out' } };
+const SSD: DetectorSpec = { family: 'ssd', input: { name: 'x', layout: 'NHWC', width: 300, height: 300, fit: 'stretch', align: 'corner', scale: 1, pad: 0 }, outputs: { boxes: 'b', scores: 's', classes: 'c', count: 'n' } };
 const f32 = (name: string, shape: number[], values: number[]): Tensor => ({ name, datatype: 'FP32', shape, data: Float32Array.from(values) });
 
 describe('detector families', () => {
@@ -32,6 +32,21 @@ describe('detector families', () => {
     assert.equal(got.length, 2);
     assert.deepEqual({ ...got[0] }, { x1: 100, y1: 112.5, x2: 150, y2: 137.5, score: Math.fround(0.9), classIndex: 0 });
     assert.deepEqual([got[1].classIndex, got[1].y1, got[1].y2], [0, 350, 400]);
+  });
+
+  test('yolo: a box on a centred letterbox maps back by its offset, and the padding on both sides is filled', () => {
+    // 200×100 into 4×4: content 4×2 from row 1; the model sees the box (1..3, 1.5..2.5).
+    const g = planResize({ width: 200, height: 100 }, { width: 4, height: 4 }, 'letterbox', 'centre');
+    assert.deepEqual([g.offsetX, g.offsetY, g.scaleX], [0, 1, 0.02]);
+    const out = f32('out', [1, 5, 1], [2, 2, 2, 1, 0.9]);
+    const [c] = decodeOutputs(YOLO, new Map([['out', out]]), g, () => 0.5);
+    assert.deepEqual([c.x1, c.y1, c.x2, c.y2], [50, 25, 150, 75], 'the box sits in the middle of the original, not 50 px lower');
+
+    const raster = new Float32Array(4 * 4 * 3);
+    for (let i = 4 * 3; i < 3 * 4 * 3; i++) raster[i] = 255; // content rows 1 and 2
+    const data = toModelInput(raster, g, YOLO).data as Float32Array;
+    const red = Array.from({ length: 4 }, (_, y) => Math.round(data[y * 4] * 255));
+    assert.deepEqual(red, [114, 255, 255, 114]);
   });
 
   test('yolo: a class the catalog leaves out is dropped even when it wins', () => {

@@ -51,7 +51,7 @@ describe('Triton config.pbtxt', () => {
       { name: 'x', dataType: 'TYPE_FP32', dims: [3, 2] },
       { name: 'y', dataType: 'TYPE_INT32', dims: [1] },
     ]);
-    assert.deepEqual(c.outputs, [{ name: 'z', dataType: 'TYPE_BOOL', dims: [-1] }]);
+    assert.deepEqual(c.outputs, [{ name: 'z', dataType: 'TYPE_BOOL', dims: [-1], reshape: [] }]);
     assert.deepEqual(c.instanceGroups, [{ count: 1, kind: 'KIND_CPU' }]);
     assert.deepEqual(c.dynamicBatching, {});
   });

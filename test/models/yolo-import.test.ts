@@ -58,7 +58,7 @@ describe('YOLO12n imported and served', () => {
     if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
     const result = await importModel({ file: weights, repository: repo, name: 'yolo12n', trialImage: DEFAULT_TRIAL_IMAGE, threads: 2 });
     assert.equal(result.spec.family, 'yolo');
-    assert.deepEqual(result.spec.input, { name: 'images', layout: 'NCHW', width: 640, height: 640, fit: 'letterbox', scale: 1 / 255, pad: 114 });
+    assert.deepEqual(result.spec.input, { name: 'images', layout: 'NCHW', width: 640, height: 640, fit: 'letterbox', align: 'centre', scale: 1 / 255, pad: 114 });
     assert.equal(result.classes, 80);
     assert.match(result.license ?? '', /AGPL/);
     assert.ok(people(result.trial).length >= 1, `the trial run on the astronaut photo finds her: ${JSON.stringify(result.trial)}`);

@@ -125,17 +125,17 @@ export function interpret(info: OnnxModelInfo, forced: DetectorFamily | undefine
       if (!(rows > 4)) refuse(`the YOLO output ${out.name} [${out.shape.join(',')}] needs 4 box rows plus at least one class row`);
       if (info.metadata.task && info.metadata.task !== 'detect') refuse(`this is an Ultralytics "${info.metadata.task}" model, not a detector`);
       return {
-        spec: { family, input: { name: input.name, layout, ...size, fit: 'letterbox', scale: 1 / 255, pad: 114 }, outputs: { predictions: out.name } },
+        spec: { family, input: { name: input.name, layout, ...size, fit: 'letterbox', align: 'centre', scale: 1 / 255, pad: 114 }, outputs: { predictions: out.name } },
         classCount: rows - 4,
       };
     }
     case 'ssd': {
       const roles = ssdOutputs(info.outputs) ?? refuse('an SSD needs boxes [1,K,4], scores [1,K], classes [1,K] and num_detections [1] outputs');
-      return { spec: { family, input: { name: input.name, layout, ...size, fit: 'stretch', scale: 1, pad: 0 }, outputs: roles } };
+      return { spec: { family, input: { name: input.name, layout, ...size, fit: 'stretch', align: 'corner', scale: 1, pad: 0 }, outputs: roles } };
     }
     case 'centernet': {
       const out = info.outputs.find((t) => t.shape.length === 3 && t.shape[2] === 6) ?? refuse('a CenterNet output is [N, K, 6]');
-      return { spec: { family, input: { name: input.name, layout, ...size, fit: 'stretch', scale: 1, pad: 0 }, outputs: { detections: out.name } } };
+      return { spec: { family, input: { name: input.name, layout, ...size, fit: 'stretch', align: 'corner', scale: 1, pad: 0 }, outputs: { detections: out.name } } };
     }
   }
 }
@@ -231,7 +231,9 @@ export function tritonConfigFor(name: string, info: OnnxModelInfo): TritonModelC
   const tensor = (t: OnnxTensorInfo) => {
     const dataType = TRITON_TYPE[t.type];
     if (!dataType) throw new ImportError(`tensor ${t.name}: type ${t.type} is not served`);
-    return { name: t.name, dataType, dims: dynamicBatch ? t.shape.slice(1) : t.shape };
+    const dims = dynamicBatch ? t.shape.slice(1) : t.shape;
+    // Triton refuses empty dims on a batching model: a [batch] tensor is [1] to clients.
+    return dims.length === 0 && dynamicBatch ? { name: t.name, dataType, dims: [1], reshape: [] } : { name: t.name, dataType, dims };
   };
   return {
     name,

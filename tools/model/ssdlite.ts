@@ -50,7 +50,7 @@ export function ssdliteModelJson(packageDir: string): string {
 /** The family's declaration in catalog.json: stretch to 300×300, RGB 0–255 (the graph scales to [-1, 1]). */
 export const SSDLITE_SPEC: DetectorSpec = Object.freeze({
   family: 'ssd',
-  input: Object.freeze({ name: SSDLITE.input, layout: 'NHWC', width: SSDLITE.inputSize, height: SSDLITE.inputSize, fit: 'stretch', scale: 1, pad: 0 }),
+  input: Object.freeze({ name: SSDLITE.input, layout: 'NHWC', width: SSDLITE.inputSize, height: SSDLITE.inputSize, fit: 'stretch', align: 'corner', scale: 1, pad: 0 }),
   outputs: SSDLITE.outputs,
 });
 

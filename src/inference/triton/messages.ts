@@ -77,13 +77,21 @@ export type DataTypeEnum =
   | 'TYPE_INT8' | 'TYPE_INT16' | 'TYPE_INT32' | 'TYPE_INT64' | 'TYPE_FP16' | 'TYPE_FP32'
   | 'TYPE_FP64' | 'TYPE_STRING' | 'TYPE_BF16';
 
+export interface ModelTensorMsg {
+  name: string;
+  data_type: DataTypeEnum;
+  dims: number[];
+  /** The model's own shape, when clients see `dims` instead. */
+  reshape?: { shape: number[] } | null;
+}
+
 export interface ModelConfigMsg {
   name: string;
   platform: string;
   backend: string;
   max_batch_size: number;
-  input: Array<{ name: string; data_type: DataTypeEnum; dims: number[] }>;
-  output: Array<{ name: string; data_type: DataTypeEnum; dims: number[] }>;
+  input: ModelTensorMsg[];
+  output: ModelTensorMsg[];
   instance_group: Array<{ name: string; count: number; kind: string }>;
   default_model_filename: string;
   dynamic_batching?: { preferred_batch_size: number[]; max_queue_delay_microseconds: number } | null;

@@ -25,7 +25,7 @@ export class ModelRepositoryError extends Error {
 export function toServedConfig(c: TritonModelConfig, source: string): ServedModelConfig {
   const tensor = (t: TritonTensorConfig): TensorConfig => {
     try {
-      return { name: t.name, datatype: tensorDatatypeOf(t.dataType), dims: [...t.dims] };
+      return { name: t.name, datatype: tensorDatatypeOf(t.dataType), dims: [...t.dims], ...(t.reshape ? { reshape: [...t.reshape] } : {}) };
     } catch (err) {
       throw new ModelRepositoryError(`${source}: tensor ${t.name}: ${(err as Error).message}`);
     }

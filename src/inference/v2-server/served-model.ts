@@ -17,6 +17,8 @@ export interface TensorConfig {
   datatype: TensorDataType;
   /** Without the batch dimension when maxBatchSize > 0; -1 = any size. */
   dims: number[];
+  /** The model's own shape when clients see `dims` instead (config.pbtxt `reshape`). */
+  reshape?: number[];
 }
 
 /** What the v2 server reads from a model's config.pbtxt. */
@@ -121,7 +123,7 @@ export class ServedModel {
 
   modelConfig(): ModelConfigMsg {
     const c = this.config;
-    const msg = (t: TensorConfig) => ({ name: t.name, data_type: `TYPE_${t.datatype}` as DataTypeEnum, dims: t.dims });
+    const msg = (t: TensorConfig) => ({ name: t.name, data_type: `TYPE_${t.datatype}` as DataTypeEnum, dims: t.dims, ...(t.reshape ? { reshape: { shape: t.reshape } } : {}) });
     return {
       name: c.name,
       platform: c.platform,
@@ -155,8 +157,9 @@ export class ServedModel {
       for (const name of wanted) {
         const t = outputs.get(name);
         if (!t) throw new V2Error(Status.INTERNAL, `the model produced no output ${name}`);
-        response.outputs.push({ name, datatype: t.datatype, shape: t.shape });
-        response.raw_output_contents.push(encodeTensorData(t));
+        const shown = this.clientShape(name, t);
+        response.outputs.push({ name, datatype: t.datatype, shape: shown.shape });
+        response.raw_output_contents.push(encodeTensorData(shown));
       }
       const rows = this.config.maxBatchSize > 0 ? inputs[0].shape[0] : 1;
       this.stats.requestSucceeded(rows, Number(process.hrtime.bigint() - started), queueNs);
@@ -196,12 +199,21 @@ export class ServedModel {
       if (bytes.byteLength !== expected) {
         throw invalid(`input '${msg.name}': ${bytes.byteLength} bytes of data, but ${spec.datatype} [${shape.join(',')}] needs ${expected}`);
       }
-      return decodeTensorData(msg.name, spec.datatype, shape, bytes);
+      // The model gets its own shape; clients send the declared one (same elements).
+      const modelShape = spec.reshape ? [...(cfg.maxBatchSize > 0 ? [shape[0]] : []), ...spec.reshape] : shape;
+      return decodeTensorData(msg.name, spec.datatype, modelShape, bytes);
     });
     for (const spec of cfg.inputs) {
       if (!seen.has(spec.name)) throw invalid(`expected ${cfg.inputs.length} inputs but got ${request.inputs.length}: missing '${spec.name}' for model '${this.name}'`);
     }
     return tensors;
+  }
+
+  /** An output with a reshape is shown to clients in its declared dims (after the batch). */
+  private clientShape(name: string, t: Tensor): Tensor {
+    const spec = this.config.outputs.find((s) => s.name === name);
+    if (!spec?.reshape || spec.dims.includes(-1)) return t;
+    return { ...t, shape: [...(this.config.maxBatchSize > 0 ? [t.shape[0]] : []), ...spec.dims] };
   }
 
   private checkShape(name: string, shape: number[], spec: TensorConfig, prefix: string): void {
