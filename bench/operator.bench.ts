@@ -1,14 +1,18 @@
 /**
- * `npm run bench -- operator`: 50 RecognitionServices on 60 kwok nodes (30 with 2 GPUs),
+ * `npm run bench -- operator`: 50 RecognitionServices on 80 kwok nodes (50 with 2 GPUs),
  * with the real kube-apiserver, kube-controller-manager and kube-scheduler (built by
  * scripts/k8s-tools.sh). Reports the time until every resource is Ready, API writes per
- * reconcile in a steady state (the goal is zero), and the operator process's memory.
+ * reconcile in a steady state (the goal is zero), and the operator process's memory; then,
+ * as the raw limit in the same run, the time for the same children created directly (no
+ * operator) in another namespace to have every Deployment ready: what the API server,
+ * the controllers, the scheduler and kwok take on their own. BENCH_RESOURCES sets N.
  */
 import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { desiredState } from '../src/operator/desired/index.js';
 import { RecognitionOperator } from '../src/operator/operator.js';
 import { toClientModel } from '../src/operator/kube.js';
 import type { RecognitionService } from '../src/operator/api/types.js';
@@ -17,7 +21,8 @@ import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, sta
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
 const RESOURCES = Number(process.env.BENCH_RESOURCES ?? 50);
-const GPU_NODES = 30;
+// Two GPUs a node, enough for both runs' Triton pods (N each).
+const GPU_NODES = Math.max(30, RESOURCES);
 const CPU_NODES = 30;
 const STEADY_MS = 30_000;
 
@@ -87,13 +92,49 @@ export async function run(): Promise<void> {
     const n = r1 - r0;
     const objectWrites = w1 - w0 - (l1 - l0);
     const rss = process.memoryUsage().rss;
+    const rawSeconds = await rawChildren(kc, core, sample);
     console.log(`resources ${RESOURCES}, nodes ${GPU_NODES + CPU_NODES} (${GPU_NODES} with 2 GPUs), pods ${RESOURCES * 3}`);
     console.log(`time to all Ready: ${toReady.toFixed(1)} s`);
     console.log(`steady state over ${STEADY_MS / 1000} s: ${n} reconciles, ${objectWrites} writes besides Lease renewals (${n ? (objectWrites / n).toFixed(3) : '-'} per reconcile)`);
+    console.log(`raw limit: the same ${RESOURCES} sets of children created directly, every Deployment ready: ${rawSeconds.toFixed(1)} s (operator/raw ${(toReady / rawSeconds).toFixed(2)})`);
     console.log(`memory: heap used ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB, process RSS ${(rss / 2 ** 20).toFixed(0)} MiB (+${((rss - rssBefore) / 2 ** 20).toFixed(0)} MiB since the operator started; the bench's own client shares the process)`);
   } finally {
     await operator?.stop();
     await controllers.stop();
     await cluster.stop();
   }
+}
+
+/** The children the operator would make for N resources, created directly; seconds until every Deployment is ready. */
+async function rawChildren(kc: KubeConfig, core: CoreV1Api, sample: RecognitionService): Promise<number> {
+  await core.createNamespace({ body: { metadata: { name: 'bench-raw' } } });
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const t0 = Date.now();
+  // All resources at once (each one's children in order): a bound the operator, with its
+  // two workers, cannot beat.
+  await Promise.all(
+    Array.from({ length: RESOURCES }, async (_, i) => {
+      const rs = structuredClone(sample);
+      rs.metadata = { name: `rs-${i}`, namespace: 'bench-raw', uid: `raw-${i}` };
+      rs.spec.autoscaling = { enabled: false };
+      rs.spec.api.replicas = { min: 2, max: 2 };
+      rs.spec.triton.replicas = { min: 1, max: 1 };
+      for (const child of desiredState(rs, { serviceMonitor: false }).apply) {
+        // No owner: the resource does not exist, and the garbage collector would delete its children.
+        delete child.metadata.ownerReferences;
+        await objects.create(toClientModel(child));
+      }
+    }),
+  );
+  await eventually(
+    async () => {
+      const list = await apps.listNamespacedDeployment({ namespace: 'bench-raw' });
+      const ready = list.items.filter((d) => (d.status?.readyReplicas ?? 0) === d.spec?.replicas).length;
+      return ready === RESOURCES * 2 ? true : undefined;
+    },
+    'raw Deployments ready',
+    600_000,
+  );
+  return (Date.now() - t0) / 1000;
 }
