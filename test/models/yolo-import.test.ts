@@ -147,6 +147,32 @@ describe('YOLO12n imported and served', () => {
     assert.equal(await backend.ready(), false);
   });
 
+  test('one v2 server serves several models at once; each API names its own by MODEL_NAME', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    // The repository now holds yolo12n and the 3-class shop model (previous tests).
+    const shared = await startV2Server({
+      modelRepository: repo,
+      host: '127.0.0.1',
+      grpcPort: 0,
+      httpPort: 0,
+      createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
+    });
+    closers.push(() => shared.close({ graceMs: 500 }));
+    const [coco, shop] = await Promise.all([
+      detector({ MODEL_NAME: 'yolo12n', TRITON_URL: shared.grpcAddress }),
+      detector({ MODEL_NAME: 'shop', TRITON_URL: shared.grpcAddress, SCORE_THRESHOLD: '0.3' }),
+    ]);
+    const image = readFixture('basketball1.png');
+    const [a, b] = await Promise.all([coco.detect(image), shop.detect(image)]);
+    assert.equal(a.model.name, 'yolo12n');
+    assert.equal(b.model.name, 'shop');
+    assert.ok(people(a.detections).length >= 2, JSON.stringify(a.detections));
+    assert.ok(b.detections.length >= 1 && b.detections.every((d) => ['shopper', 'bike', 'car'].includes(d.label)), JSON.stringify(b.detections));
+    // Each equals that model run embedded.
+    const alone = await detector({ MODEL_NAME: 'shop', SCORE_THRESHOLD: '0.3' });
+    assert.deepEqual(b.detections, (await alone.detect(image)).detections);
+  });
+
   test('outputs it cannot interpret are refused with the reason, and nothing is written', async (t) => {
     if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
     const centernet = path.join(REPO_ROOT, 'model-repository', 'centernet', '1', 'model.onnx');
