@@ -48,7 +48,7 @@ export const CVResult = Type.Object(
     external_id: Type.Union([Type.String(), Type.Null()], { description: 'Echo of the client-provided id (null for a batch image sent without one).' }),
     status: RequestStatus,
     // No `format: uri`: when the image could not be fetched this echoes the submitted string.
-    image_url: Type.String({ description: 'Signed address of the stored image (or the submitted URL, as sent, when it could not be fetched).' }),
+    image_url: Type.String({ description: 'Signed, expiring address of the stored image: the API link, or a presigned S3 URL with IMAGE_URL_MODE=presigned (or the submitted URL, as sent, when it could not be fetched).' }),
     results: Type.Array(Type.Ref(Detection), { description: 'Empty unless DONE.' }),
     error: Type.Optional(Type.String({ description: 'Set when status is ERROR.' })),
     response_code: Type.Optional(Type.Integer({ description: 'HTTP status of the recognition step (200 when DONE; upstream status of a failed download; 408 on timeout).' })),
