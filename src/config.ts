@@ -356,6 +356,10 @@ export const SETTINGS = {
       if (raw === 'presigned' && !(r.optional('IMAGE_STORE') ?? '').startsWith('s3://')) {
         r.problems.push('IMAGE_URL_MODE=presigned needs IMAGE_STORE=s3://bucket/prefix: only an S3 store can presign links');
       }
+      // SigV4 presigned links live 7 days at most; a longer TTL would be cut silently.
+      if (raw === 'presigned' && Number(r.optional('IMAGE_URL_TTL_SECONDS') ?? 0) > 7 * 24 * 3600) {
+        r.problems.push('IMAGE_URL_MODE=presigned allows IMAGE_URL_TTL_SECONDS up to 604800 (7 days, the longest an S3 presigned link lives)');
+      }
       return raw;
     },
   } satisfies Setting<'api' | 'presigned'>,

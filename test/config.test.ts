@@ -106,4 +106,6 @@ test('IMAGE_URL_MODE: api by default; presigned only with an S3 store, S3_PUBLIC
     },
   );
   assert.throws(() => loadConfig({ IMAGE_URL_MODE: 'direct' }), /IMAGE_URL_MODE must be one of api, presigned \(got "direct"\)/);
+  assert.throws(() => loadConfig({ IMAGE_STORE: 's3://images/cv', IMAGE_URL_MODE: 'presigned', IMAGE_URL_TTL_SECONDS: '604801' }), /up to 604800 \(7 days/);
+  assert.equal(loadConfig({ IMAGE_STORE: 's3://images/cv', IMAGE_URL_MODE: 'presigned', IMAGE_URL_TTL_SECONDS: '604800' }).imageUrlTtlSeconds, 604800);
 });
