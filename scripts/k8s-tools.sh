@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tools for the operator's tests against a real Kubernetes API server: etcd (Debian's
-# etcd-server), kube-apiserver, kubectl and helm (built with Go from their official
+# Tools for the operator's tests against a real Kubernetes API server: etcd (built from its
+# official module; Debian's etcd-server as a fallback), kube-apiserver, kubectl and helm (built with Go from their official
 # modules), and for the cluster e2e suite kube-controller-manager and kube-scheduler (same
 # release, same wrapper module, so cheap once kube-apiserver is built) and kwok (fake nodes
 # and pod lifecycles, `go install`ed). Built binaries are cached under
@@ -11,7 +11,7 @@
 #   scripts/k8s-tools.sh env       print the export line only (nothing is built)
 #   scripts/k8s-tools.sh status    list what is cached
 #
-# Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), KWOK_VERSION (v0.8.0),
+# Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), KWOK_VERSION (v0.8.0), ETCD_VERSION (v3.6.4),
 #        K8S_TOOLS_SKIP_KUBECTL=1, K8S_TOOLS_SKIP_CLUSTER=1 (no controller-manager/scheduler/kwok),
 #        K8S_TOOLS_GO_PARALLEL (go build -p; 1 by default, every core when CI=true).
 set -euo pipefail
@@ -19,6 +19,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 HELM_VERSION=${HELM_VERSION:-v3.19.5}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.4}
 CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
 BIN_DIR=$CACHE_DIR/bin
 # One package at a time while people work on the machine; all cores in CI.
@@ -49,6 +50,28 @@ install_etcd() {
   local sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
+}
+
+# Debian's etcd (3.4.23) lacks RequestWatchProgress (3.4.31+, 3.5.13+): kube-apiserver then
+# refuses streamed initial lists (sendInitialEvents), every watch of kwok's client-go ended
+# at once, and kwok saw new pods only at its backed-off relists (pods Ready in batches 4, 8,
+# 16 s apart). The server module's go.mod has replace directives, hence a wrapper module.
+build_etcd() {
+  [ -x "$BIN_DIR/etcd-$ETCD_VERSION" ] && return 0
+  need_go
+  log "building etcd $ETCD_VERSION"
+  local start=$SECONDS work; work=$(mktemp -d)
+  printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' >"$work/main.go"
+  {
+    printf 'module etcdwrapper\n\ngo 1.24\n\nrequire (\n'
+    for m in api/v3 client/pkg/v3 client/v3 pkg/v3 server/v3; do printf '\tgo.etcd.io/etcd/%s %s\n' "$m" "$ETCD_VERSION"; done
+    printf ')\n'
+  } >"$work/go.mod"
+  # shellcheck disable=SC2046
+  (cd "$work" && go mod tidy && CGO_ENABLED=0 go build $(go_build_flags) -ldflags="-s -w" -o "$work/etcd" .) || { rm -rf "$work"; return 1; }
+  mkdir -p "$BIN_DIR"
+  mv "$work/etcd" "$BIN_DIR/etcd-$ETCD_VERSION"; rm -rf "$work"
+  log "built etcd $ETCD_VERSION in $((SECONDS - start)) s"
 }
 
 # The k8s.io/kubernetes module points every k8s.io/* staging module at ./staging with
@@ -129,8 +152,12 @@ link_all() {
   done
   [ -x "$BIN_DIR/helm-$HELM_VERSION" ] && ln -sf "helm-$HELM_VERSION" "$BIN_DIR/helm"
   [ -x "$BIN_DIR/kwok-$KWOK_VERSION" ] && ln -sf "kwok-$KWOK_VERSION" "$BIN_DIR/kwok"
-  local etcd; etcd=$(command -v etcd || echo /usr/bin/etcd)
-  [ -x "$etcd" ] && ln -sf "$etcd" "$BIN_DIR/etcd"
+  if [ -x "$BIN_DIR/etcd-$ETCD_VERSION" ]; then
+    ln -sf "etcd-$ETCD_VERSION" "$BIN_DIR/etcd"
+  else
+    local etcd; etcd=$(command -v etcd || echo /usr/bin/etcd)
+    [ -x "$etcd" ] && ln -sf "$etcd" "$BIN_DIR/etcd"
+  fi
   return 0
 }
 
@@ -138,7 +165,7 @@ print_env() { echo "export K8S_TOOLS_BIN=$BIN_DIR"; }
 
 case "${1:-install}" in
   install)
-    install_etcd
+    build_etcd || { log "etcd $ETCD_VERSION did not build; falling back to Debian's"; install_etcd; }
     build_k8s kube-apiserver
     build_helm
     [ "${K8S_TOOLS_SKIP_KUBECTL:-0}" = 1 ] || build_k8s kubectl

@@ -16,6 +16,7 @@ import { GROUP, KIND, PLURAL, VERSION, type RecognitionService } from './api/typ
 import { RecognitionServiceReconciler, ReconcileError } from './controllers/recognitionservice-reconciler.js';
 import { CHILD_KINDS, INSTANCE_LABEL, MANAGED_BY_SELECTOR } from './desired/index.js';
 import { startHealthServer, type HealthServer } from './health.js';
+import { ReusingKubeConfig } from './connections.js';
 import { KubeClient, describeError, observed } from './kube.js';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader-election.js';
 import { EventRecorder } from './events.js';
@@ -61,6 +62,8 @@ export class RecognitionOperator {
   readonly identity: string;
   private readonly leaseName: string;
   private readonly kube: KubeClient;
+  /** opts.kubeConfig, with one keep-alive connection pool for every API call (connections.ts). */
+  private readonly kc: ReusingKubeConfig;
   private readonly log: OperatorLogger;
   private readonly informers: AnyInformer[] = [];
   private resources!: AnyInformer;
@@ -84,11 +87,12 @@ export class RecognitionOperator {
     this.identity = opts.identity ?? `${os.hostname()}-${process.pid}`;
     this.log = opts.logger ?? silentLogger;
     const observer = (method: string, code: string) => this.metrics.requests.inc({ method, code });
-    this.kube = new KubeClient(opts.kubeConfig, opts.capabilitiesTtlMs, observer);
+    this.kc = ReusingKubeConfig.from(opts.kubeConfig);
+    this.kube = new KubeClient(this.kc, opts.capabilitiesTtlMs, observer);
     const events =
       opts.events === false
         ? undefined
-        : new EventRecorder(opts.kubeConfig, {
+        : new EventRecorder(this.kc, {
             instance: this.identity,
             observer,
             onError: (err) => this.log.warn({ err: describeError(err) }, 'could not record an event'),
@@ -109,7 +113,7 @@ export class RecognitionOperator {
     );
     this.leaseName = opts.leaseName ?? 'recognition-operator-leader';
     this.metrics.isLeader.set({ name: this.leaseName }, 0);
-    this.elector = new LeaderElector(opts.kubeConfig, {
+    this.elector = new LeaderElector(this.kc, {
       namespace: opts.leaseNamespace,
       name: this.leaseName,
       identity: this.identity,
@@ -146,7 +150,7 @@ export class RecognitionOperator {
   }
 
   private async startInformers(): Promise<void> {
-    const kc = this.opts.kubeConfig;
+    const kc = this.kc;
     this.resources = makeInformer<KubernetesObject>(
       kc,
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
@@ -288,6 +292,7 @@ export class RecognitionOperator {
     for (const t of this.restartTimers) clearTimeout(t);
     await Promise.all(this.informers.map((inf) => inf.stop().catch(() => undefined)));
     await this.health?.close();
+    this.kc.closeConnections();
     this.log.info({ identity: this.identity }, 'operator stopped');
   }
 }

@@ -199,8 +199,9 @@ export class RecognitionServiceReconciler {
         if (await this.kube.createIfAbsent(secret)) applied++;
         this.signingKeys.add(uid);
       }
+      const lookups = this.lookUpUncached(desired.apply);
       for (const obj of desired.apply) {
-        const result = await this.applyChild(key, rs, obj, failures);
+        const result = await this.applyChild(key, rs, obj, failures, lookups.get(obj));
         if (result.written) applied++;
         if (obj.kind === 'Deployment' && result.live) {
           deployments[obj.metadata.labels?.[COMPONENT_LABEL] as Component] = result.live as ObservedDeployment;
@@ -241,8 +242,31 @@ export class RecognitionServiceReconciler {
     return { applied, deleted, statusWritten };
   }
 
+  /**
+   * Children the caches do not hold (new ones, mostly) are read from the API server all at
+   * once: a new resource's first reconcile waited for one GET per child in turn before.
+   * A failed read fails that child's apply, not the others'.
+   */
+  private lookUpUncached(objs: KubeObject[]): Map<KubeObject, Promise<Live | undefined>> {
+    const out = new Map<KubeObject, Promise<Live | undefined>>();
+    for (const obj of objs) {
+      const ref = refOf(obj);
+      if (this.caches.getChild?.(ref)) continue;
+      const read = this.kube.get<Live>(ref);
+      read.catch(() => undefined); // awaited (and reported) in applyChild, or dropped when an earlier child failed
+      out.set(obj, read);
+    }
+    return out;
+  }
+
   /** Applies one child unless it is foreign or already as desired. */
-  private async applyChild(key: string, rs: RecognitionService, desiredObj: KubeObject, failures: Failure[]): Promise<{ written: boolean; live?: Live }> {
+  private async applyChild(
+    key: string,
+    rs: RecognitionService,
+    desiredObj: KubeObject,
+    failures: Failure[],
+    lookup?: Promise<Live | undefined>,
+  ): Promise<{ written: boolean; live?: Live }> {
     const ref = refOf(desiredObj);
     const hash = desiredHash(desiredObj);
     const obj: KubeObject = {
@@ -250,7 +274,7 @@ export class RecognitionServiceReconciler {
       metadata: { ...desiredObj.metadata, annotations: { ...(desiredObj.metadata.annotations ?? {}), [DESIRED_HASH_ANNOTATION]: hash } },
     };
     // The caches hold only objects labelled as ours; anything else must be looked up.
-    const live: Live | undefined = this.caches.getChild?.(ref) ?? (await this.kube.get<Live>(ref));
+    const live: Live | undefined = this.caches.getChild?.(ref) ?? (await (lookup ?? this.kube.get<Live>(ref)));
     if (live && !controlledBy(live, rs)) {
       const owner = live.metadata?.ownerReferences?.find((o) => o.controller);
       const message = `${describeRef(ref)} exists and is not controlled by this RecognitionService${owner ? ` (controller: ${owner.kind} ${owner.name})` : ''}: not adopted; delete or rename it`;
