@@ -16,6 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
+  AutoscalingV2Api,
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
@@ -27,7 +28,10 @@ import {
 import { RecognitionOperator } from '../../../src/operator/operator.js';
 import { toClientModel } from '../../../src/operator/kube.js';
 import type { Condition, RecognitionService } from '../../../src/operator/api/types.js';
+import { TRITON_QUEUE_METRIC } from '../../../src/operator/desired/policies.js';
+import { FIELD_MANAGER } from '../../../src/operator/desired/naming.js';
 import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
+import { startFakeMetricsApi, type FakeMetricsApi } from '../helpers/metrics-api.js';
 
 type Any = any;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -47,6 +51,7 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
   let cluster: TestCluster;
   let controllers: { stop(): Promise<void> } | undefined;
   let operator: RecognitionOperator | undefined;
+  let metricsApi: FakeMetricsApi | undefined;
   let custom: CustomObjectsApi;
   let apps: AppsV1Api;
   let core: CoreV1Api;
@@ -67,7 +72,10 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
     cluster = await startCluster(tools!);
     try {
       controllers = await startControllers(cluster, tools!, STAGES);
+      // What metrics-server and a Prometheus adapter give the HPA controller; no load until a test sets one.
+      metricsApi = await startFakeMetricsApi(cluster, [TRITON_QUEUE_METRIC]);
     } catch (err) {
+      await controllers?.stop();
       await cluster.stop();
       throw err;
     }
@@ -107,6 +115,7 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
 
   after(async () => {
     await operator?.stop();
+    await metricsApi?.stop();
     await controllers?.stop();
     await cluster?.stop();
   });
@@ -206,6 +215,52 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
     await patchRs({ spec: { api: { image: GOOD_IMAGE } } });
     await ready();
     await sre(); // gives the field back (the API server defaults it again)
+  });
+
+  test('the HPA controller scales both components on their default metrics; the operator never writes replicas; turning autoscaling on keeps the running count', async () => {
+    const component = (pod: { metadata?: { labels?: Record<string, string> } }) => pod.metadata?.labels?.['app.kubernetes.io/component'];
+    const replicasOf = async (c: 'api' | 'triton') => (await apps.readNamespacedDeployment({ name: `vision-${c}`, namespace: NS })).spec?.replicas;
+    const childWrites = async () => (await operator!.metrics.childWrites.get()).values.reduce((n, v) => n + v.value, 0);
+    const deploymentAt = (c: 'api' | 'triton', n: number) =>
+      eventually(async () => ((await replicasOf(c)) === n ? true : undefined), `vision-${c} at ${n} replicas`, 90_000);
+
+    // Autoscaling off at 3 API pods, then on (2-4) with the API at its 70 % CPU target
+    // (350m of 500m requested): the Deployment must stay at 3 all along, not fall to 1.
+    await patchRs({ spec: { autoscaling: { enabled: false }, api: { replicas: { min: 3, max: 3 } } } });
+    await status('3 API pods Ready', (rs) => cond(rs, 'Ready')?.status === 'True' && rs.status?.api?.availableReplicas === 3);
+    metricsApi!.setLoad((pod) => (component(pod) === 'api' ? { cpu: '350m' } : { custom: { [TRITON_QUEUE_METRIC]: '10000' } }));
+    await patchRs({ spec: { autoscaling: { enabled: true }, api: { replicas: { min: 2, max: 4 } } } });
+    const counts: Array<number | undefined> = [];
+    const until = Date.now() + 8_000; // four HPA syncs (every 2 s)
+    while (Date.now() < until) {
+      counts.push(await replicasOf('api'));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(counts.every((n) => n === 3), `the API Deployment stayed at 3 while autoscaling was turned on: ${counts.join(',')}`);
+    const hpa = await cluster.kubeConfig().makeApiClient(AutoscalingV2Api).readNamespacedHorizontalPodAutoscaler({ name: 'vision-api', namespace: NS });
+    assert.equal(hpa.status?.currentMetrics?.[0]?.resource?.current?.averageUtilization, 70, 'the HPA reads the API pods\' CPU through metrics.k8s.io');
+
+    // Load: the API at 200 % of its CPU request, Triton's queue at 3x its 20 ms target.
+    const writesBefore = await childWrites();
+    metricsApi!.setLoad((pod) => (component(pod) === 'api' ? { cpu: '1' } : { custom: { [TRITON_QUEUE_METRIC]: '60000' } }));
+    await deploymentAt('api', 4); // replicas.max
+    await deploymentAt('triton', 3); // ceil(1 × 60000 / 20000)
+    const rs = await status('Ready with 4 API and 3 Triton pods', (r) =>
+      cond(r, 'Ready')?.status === 'True' && r.status?.api?.availableReplicas === 4 && r.status?.triton?.availableReplicas === 3);
+    assert.equal(rs.status?.api?.summary, '4/4');
+    const tritonPods = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=triton' })).items;
+    for (const p of tritonPods) assert.match(p.spec?.nodeName ?? '', /^gpu-/, `${p.metadata?.name} on a GPU node`);
+    const dep = await apps.readNamespacedDeployment({ name: 'vision-api', namespace: NS });
+    const owners = (dep.metadata?.managedFields ?? []).filter((f) => JSON.stringify(f.fieldsV1 ?? {}).includes('"f:replicas"') && f.subresource !== 'status').map((f) => f.manager);
+    assert.ok(!owners.includes(FIELD_MANAGER), `spec.replicas is the HPA's, not the operator's: ${owners.join(',')}`);
+
+    // Load gone: back to each component's min once the (5 s) downscale stabilization passes.
+    metricsApi!.setLoad((pod) => (component(pod) === 'api' ? { cpu: '50m' } : { custom: { [TRITON_QUEUE_METRIC]: '0' } }));
+    await deploymentAt('api', 2);
+    await deploymentAt('triton', 1);
+    await status('Ready at the mins', (r) => cond(r, 'Ready')?.status === 'True' && r.status?.api?.summary === '2/2' && r.status?.triton?.summary === '1/1');
+    assert.equal(await childWrites(), writesBefore, 'scaling up and down cost the operator no child writes');
+    metricsApi!.setLoad(() => undefined);
   });
 
   test('scale down with autoscaling off: the Deployment and its pods follow, status stays Ready', async () => {
