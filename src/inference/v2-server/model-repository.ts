@@ -68,22 +68,31 @@ export async function loadRepositoryModel(dir: string): Promise<RepositoryModel>
   }
   const config = toServedConfig(parsed, configFile);
   const versions: number[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (entry.isDirectory() && /^\d+$/.test(entry.name)) {
-      const file = path.join(dir, entry.name, config.defaultModelFilename);
-      if (await stat(file).then((s) => s.isFile(), () => false)) versions.push(Number(entry.name));
-    }
+  for (const name of await subdirectories(dir)) {
+    if (!/^\d+$/.test(name)) continue;
+    const file = path.join(dir, name, config.defaultModelFilename);
+    if (await stat(file).then((s) => s.isFile(), () => false)) versions.push(Number(name));
   }
   if (versions.length === 0) throw new ModelRepositoryError(`${dir}: no version directory holds ${config.defaultModelFilename} (run: npm run model:prepare)`);
   const version = String(Math.max(...versions));
   return { config, version, modelPath: path.join(dir, version, config.defaultModelFilename) };
 }
 
+/** Names of the subdirectories of `dir`, symbolic links to directories included (Triton follows them too). */
+export async function subdirectories(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const isDir = e.isDirectory() || (e.isSymbolicLink() && (await stat(path.join(dir, e.name)).then((s) => s.isDirectory(), () => false)));
+    if (isDir) names.push(e.name);
+  }
+  return names;
+}
+
 /** Every model of the repository (or only `only`), sorted by name. */
 export async function discoverModels(repository: string, only?: string[]): Promise<RepositoryModel[]> {
   let names: string[];
   try {
-    names = (await readdir(repository, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    names = (await subdirectories(repository)).sort();
   } catch (err) {
     throw new ModelRepositoryError(`cannot read the model repository ${repository}: ${(err as Error).message} (run: npm run model:prepare)`);
   }

@@ -5,10 +5,10 @@
  * unloaded stops taking requests at once (NOT_FOUND "has no available versions", as
  * Triton answers), lets the requests it holds finish, then frees its backend.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { V2Error } from './errors.js';
-import { discoverModels, type RepositoryModel } from './model-repository.js';
+import { discoverModels, subdirectories, type RepositoryModel } from './model-repository.js';
 import type { ServedModel } from './served-model.js';
 import { status as Status } from '@grpc/grpc-js';
 
@@ -101,8 +101,8 @@ export class ModelRegistry {
   async index(readyOnly: boolean): Promise<ModelIndexEntry[]> {
     const names = new Set(this.states.keys());
     try {
-      for (const e of await readdir(this.opts.modelRepository, { withFileTypes: true })) {
-        if (e.isDirectory() && (await stat(path.join(this.opts.modelRepository, e.name, 'config.pbtxt')).then(() => true, () => false))) names.add(e.name);
+      for (const name of await subdirectories(this.opts.modelRepository)) {
+        if (await stat(path.join(this.opts.modelRepository, name, 'config.pbtxt')).then(() => true, () => false)) names.add(name);
       }
     } catch {
       // The repository went away: the known models are still worth listing.
