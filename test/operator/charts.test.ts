@@ -76,5 +76,11 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
     const rs2 = own.find((d) => d.kind === 'RecognitionService');
     assert.equal(rs2.spec.api.redisUrlSecretRef.name, 'mine');
     assert.equal(rs2.spec.triton.storageSecretRef, undefined);
+
+    const presigned = render(SAMPLE_CHART, '--set', 'api.imageStorage.s3.presignedUrls=true', '--set', 'api.imageStorage.s3.publicEndpoint=https://s3.example.com');
+    const s3 = presigned.find((d) => d.kind === 'RecognitionService').spec.api.imageStorage.s3;
+    assert.equal(s3.presignedUrls, true);
+    assert.equal(s3.publicEndpoint, 'https://s3.example.com');
+    assert.equal(rs.spec.api.imageStorage.s3.presignedUrls, undefined, 'off by default: the API link');
   });
 });
