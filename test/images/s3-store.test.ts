@@ -264,6 +264,12 @@ describe('presigned links (IMAGE_URL_MODE=presigned)', { skip }, () => {
     assert.equal(looked.pathname, link.pathname);
     assert.ok(looked.searchParams.get('X-Amz-Signature'));
 
+    // A replay (same external_id) answers the first request, with a fresh link to the same object.
+    const replay = json<{ request_id: string; image_url: string }>(await sync('presigned-1', png));
+    assert.equal(replay.request_id, body.request_id);
+    assert.equal(new URL(replay.image_url).pathname, link.pathname);
+    assert.equal((await fetch(replay.image_url)).status, 200);
+
     // The signature covers the key: the same query on another request's key is refused.
     const forged = new URL(body.image_url);
     forged.pathname = forged.pathname.replace(body.request_id, randomUUID());
