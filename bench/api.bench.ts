@@ -11,10 +11,11 @@
  * compared, so load from other users of the machine weighs on all three alike. The load
  * average is printed before and after: read the figures with it.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, SETTINGS } from '../src/config.js';
 import { createInferenceBackend } from '../src/inference/create-backend.js';
 import { Detector } from '../src/inference/detector.js';
 import { toModelInput } from '../src/inference/families.js';
@@ -40,6 +41,7 @@ const { url, key, body, prefix } = workerData;
 let seq = 0;
 parentPort.on('message', async ({ ms, callers }) => {
   const start = performance.now();
+  const cpu0 = process.threadCpuUsage();
   const end = start + ms;
   let count = 0;
   let error = null;
@@ -52,23 +54,29 @@ parentPort.on('message', async ({ ms, callers }) => {
       else count++;
     }
   }));
-  parentPort.postMessage({ count, seconds: (performance.now() - start) / 1000, error });
+  const cpu = process.threadCpuUsage(cpu0);
+  parentPort.postMessage({ count, seconds: (performance.now() - start) / 1000, cpuMs: (cpu.user + cpu.system) / 1000, error });
 });
 `;
 
 /** Starts the caller worker; `slice(ms)` runs CALLERS callers for that long and gives the rate. */
-function httpCallers(url: string, key: string, body: string): { slice(ms: number): Promise<number>; close(): Promise<number> } {
+function httpCallers(url: string, key: string, body: string): { slice(ms: number): Promise<number>; cpuMsPerCall: number; close(): Promise<number> } {
   const worker = new Worker(CALLER_WORKER, { eval: true, workerData: { url, key, body, prefix: `bench-${process.pid}` } });
-  return {
-    slice: (ms) =>
-      new Promise((resolve, reject) => {
-        worker.once('message', (m: { count: number; seconds: number; error: string | null }) =>
-          m.error === null ? resolve(m.count / m.seconds) : reject(new Error(m.error)),
-        );
+  const callers = {
+    /** The callers' own CPU time per call in the last slice (the load generator's share of the machine). */
+    cpuMsPerCall: 0,
+    slice: (ms: number) =>
+      new Promise<number>((resolve, reject) => {
+        worker.once('message', (m: { count: number; seconds: number; cpuMs: number; error: string | null }) => {
+          if (m.error !== null) return reject(new Error(m.error));
+          callers.cpuMsPerCall = m.cpuMs / m.count;
+          resolve(m.count / m.seconds);
+        });
         worker.postMessage({ ms, callers: CALLERS });
       }),
     close: () => worker.terminate(),
   };
+  return callers;
 }
 
 async function rate(task: () => Promise<unknown>, ms: number, inFlight: number): Promise<number> {
@@ -84,6 +92,59 @@ async function rate(task: () => Promise<unknown>, ms: number, inFlight: number):
     }),
   );
   return count / ((performance.now() - start) / 1000);
+}
+
+/** The machine's CPU time so far, busy and in all, in ms (/proc/stat's first line; Linux only, else zeros). */
+function machineCpu(): { busyMs: number; totalMs: number } {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    const idle = fields[3] + fields[4]; // idle + iowait
+    const tick = 1000 / 100; // USER_HZ
+    return { busyMs: (total - idle) * tick, totalMs: total * tick };
+  } catch {
+    return { busyMs: 0, totalMs: 0 };
+  }
+}
+
+/** CPU time of every PostgreSQL process on the machine so far, in ms (Linux only, else 0). */
+function postgresCpuMs(): number {
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10;
+}
+
+/** Runs a turn and notes the machine's CPU over it: busy share, busy CPU ms per item done, PostgreSQL's part of it. */
+async function measured(turn: (ms: number) => Promise<number>, ms: number): Promise<{ rate: number; busy: number; cpuMsPerItem: number; postgresMsPerItem: number }> {
+  const before = machineCpu();
+  const pg0 = postgresCpuMs();
+  const t0 = performance.now();
+  const rate = await turn(ms);
+  const items = rate * ((performance.now() - t0) / 1000);
+  const after = machineCpu();
+  const total = after.totalMs - before.totalMs;
+  const busyMs = after.busyMs - before.busyMs;
+  return { rate, busy: total > 0 ? busyMs / total : 0, cpuMsPerItem: busyMs / items, postgresMsPerItem: (postgresCpuMs() - pg0) / items };
+}
+
+/** The service settings given in this process's environment, bar where the test app keeps its data. */
+function serviceEnv(): Record<string, string> {
+  const own = new Set(['DATABASE_URL', 'DATA_DIR', 'MODEL_REPOSITORY']);
+  const env: Record<string, string> = {};
+  for (const { env: name } of Object.values(SETTINGS)) {
+    const value = process.env[name];
+    if (value !== undefined && !own.has(name)) env[name] = value;
+  }
+  return env;
 }
 
 const median = (v: number[]): number => {
@@ -107,7 +168,9 @@ export async function run(): Promise<void> {
   const catalog = await loadCatalog(config.modelCatalog);
   const backend = createInferenceBackend(config);
   await backend.start();
-  const api = await helpers.buildTestApp({ LOG_LEVEL: 'silent' });
+  // The API gets the same settings as (a) and (b): the test app's own defaults (one
+  // inference thread, for tests running side by side) would otherwise halve its model.
+  const api = await helpers.buildTestApp({ ...serviceEnv(), INFERENCE_THREADS: String(config.inferenceThreads), LOG_LEVEL: 'silent' });
   let closeCallers = async (): Promise<unknown> => undefined;
   try {
     const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
@@ -132,8 +195,21 @@ export async function run(): Promise<void> {
 
     const loadBefore = load();
     const rates = { a: [] as number[], b: [] as number[], c: [] as number[] };
+    const busy = { a: [] as number[], b: [] as number[], c: [] as number[] };
+    const cpu = { a: [] as number[], b: [] as number[], c: [] as number[] };
+    const callerCpu: number[] = [];
+    const postgresCpu: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      for (const k of ['a', 'b', 'c'] as const) rates[k].push(await turns[k](SLICE_MS));
+      for (const k of ['a', 'b', 'c'] as const) {
+        const m = await measured(turns[k], SLICE_MS);
+        rates[k].push(m.rate);
+        busy[k].push(m.busy);
+        cpu[k].push(m.cpuMsPerItem);
+        if (k === 'c') {
+          callerCpu.push(callers.cpuMsPerCall);
+          postgresCpu.push(m.postgresMsPerItem);
+        }
+      }
     }
     const loadAfter = load();
     const a = median(rates.a);
@@ -147,6 +223,9 @@ export async function run(): Promise<void> {
       `(a) bare model     ${a.toFixed(2)} inferences/s  median of [${each(rates.a)}]  (${IN_FLIGHT} in flight)`,
       `(b) full pipeline  ${b.toFixed(2)} images/s      median of [${each(rates.b)}]  (${IN_FLIGHT} in flight)`,
       `(c) API sync       ${c.toFixed(2)} requests/s    median of [${each(rates.c)}]  (${CALLERS} HTTP callers in a worker thread)`,
+      // Machine-wide: the service, PostgreSQL and the callers alike (and anyone else's load).
+      `machine CPU busy / busy CPU ms per item (medians): ${(['a', 'b', 'c'] as const).map((k) => `(${k}) ${(100 * median(busy[k])).toFixed(0)} % / ${median(cpu[k]).toFixed(1)} ms`).join('   ')}`,
+      `(c) per request: load generator ${median(callerCpu).toFixed(1)} ms, PostgreSQL ${median(postgresCpu).toFixed(1)} ms, the service and the kernel ${(median(cpu.c) - median(callerCpu) - median(postgresCpu)).toFixed(1)} ms`,
       `c/b ${(c / b).toFixed(3)} (target ≥ 0.90: ${c / b >= 0.9 ? 'met' : 'NOT met'})   c/a ${(c / a).toFixed(3)} (target ≥ 0.85: ${c / a >= 0.85 ? 'met' : 'NOT met'})   b/a ${(b / a).toFixed(3)}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
