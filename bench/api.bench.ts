@@ -169,7 +169,7 @@ export async function run(): Promise<void> {
   const backend = createInferenceBackend(config);
   await backend.start();
   // The API gets the same settings as (a) and (b): the test app's own defaults (one
-  // inference thread, for tests running side by side) would otherwise halve its model.
+  // inference thread, for tests running side by side) would otherwise apply to the API alone.
   const api = await helpers.buildTestApp({ ...serviceEnv(), INFERENCE_THREADS: String(config.inferenceThreads), LOG_LEVEL: 'silent' });
   let closeCallers = async (): Promise<unknown> => undefined;
   try {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { loadConfig } from '../src/config.js';
 import { readFixture } from '../test/helpers/fixtures.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40);
@@ -34,7 +35,8 @@ export async function run(): Promise<void> {
     process.stdout.write(`skipped: needs the test PostgreSQL (TEST_DATABASE_URL): ${(err as Error).message}\n`);
     return;
   }
-  const api = await helpers.buildTestApp({ LOG_LEVEL: 'silent' });
+  // The service's inference threads, not the test app's one.
+  const api = await helpers.buildTestApp({ INFERENCE_THREADS: String(loadConfig().inferenceThreads), LOG_LEVEL: 'silent' });
   try {
     const key = await api.newKey({ rateLimit: 1_000_000, quota: 1_000_000 });
     const address = await api.app.listen({ host: '127.0.0.1', port: 0 });
