@@ -50,8 +50,9 @@ export function transientDbFault(err: unknown): DbFault | null {
   }
   // Knex's pool could not hand out a connection in time: nothing was sent.
   if (e.name === 'KnexTimeoutError') return { reason: 'pool_timeout', notApplied: true };
-  // node-postgres reports a dropped connection without a code.
-  if (/^Connection terminated|connection (?:ended|closed) unexpectedly|Client was closed and is not queryable|Client has encountered a connection error/i.test(message)) {
+  // node-postgres reports a dropped connection without a code; knex puts the SQL and " - "
+  // before the driver's message.
+  if (/(?:^| - )Connection terminated|connection (?:ended|closed) unexpectedly|Client was closed and is not queryable|Client has encountered a connection error/i.test(message)) {
     return { reason: 'connection_lost', notApplied: false };
   }
   return null;

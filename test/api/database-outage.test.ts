@@ -32,6 +32,8 @@ test('transient faults are told apart from errors a retry will not cure', () => 
   assert.deepEqual(transientDbFault({ code: '40P01' }), { reason: 'serialization', notApplied: true });
   assert.deepEqual(transientDbFault({ name: 'KnexTimeoutError', message: 'Knex: Timeout acquiring a connection' }), { reason: 'pool_timeout', notApplied: true });
   assert.deepEqual(transientDbFault(new Error('Connection terminated unexpectedly')), { reason: 'connection_lost', notApplied: false });
+  // As knex rethrows it: the statement first.
+  assert.deepEqual(transientDbFault(new Error('SELECT recognition_admit($1) AS r - Connection terminated unexpectedly')), { reason: 'connection_lost', notApplied: false });
   assert.deepEqual(transientDbFault(Object.assign(new AggregateError([{ code: 'ECONNREFUSED' }, { code: 'ECONNREFUSED' }]), {})), { reason: 'unreachable', notApplied: true });
   assert.equal(transientDbFault({ code: '23505' }), null); // unique violation
   assert.equal(transientDbFault({ code: '42601' }), null); // syntax error
