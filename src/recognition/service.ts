@@ -51,7 +51,7 @@ export class RecognitionService {
     this.pipeline = new DeadlinePipeline(deps);
   }
 
-  async imageUrlOf(r: RequestRecord): Promise<string> {
+  private async imageUrlOf(r: RequestRecord): Promise<string> {
     if (r.imageStored && this.deps.presignImage) return this.deps.presignImage(r.id);
     if (r.imageStored || r.sourceUrl === null) return this.deps.signer.sign(r.id);
     return r.sourceUrl;
