@@ -178,7 +178,11 @@ export async function run(): Promise<void> {
     const jpeg = await sharp(png).jpeg({ quality: 90 }).toBuffer();
     const { input } = detector.spec;
     const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit });
+    // On shared memory, as the detector's rasters are: the worker reads it without a copy.
     const tensor = toModelInput(prepared.tensor, prepared.geometry, detector.spec);
+    const shared = new Float32Array(new SharedArrayBuffer(tensor.data.byteLength));
+    shared.set(tensor.data as Float32Array);
+    tensor.data = shared;
 
     const key = await api.newKey({ rateLimit: 1_000_000, quota: 1_000_000 });
     const address = await api.app.listen({ host: '127.0.0.1', port: 0 });

@@ -86,7 +86,7 @@ export async function readImageHeader(bytes: Uint8Array, limits: DecodeLimits): 
  * the same bicubic interpolation: libvips' enlarging path (an affine transform) costs
  * twice the rest of the decode, this pass a few milliseconds.
  */
-export async function decodeToRgb(bytes: Uint8Array, header: ImageHeader, layout: RasterLayout, limits: DecodeLimits): Promise<Float32Array> {
+export async function decodeToRgb(bytes: Uint8Array, header: ImageHeader, layout: RasterLayout, limits: DecodeLimits, into?: Float32Array): Promise<Float32Array> {
   const shrinkWidth = Math.min(layout.contentWidth, header.width);
   const shrinkHeight = Math.min(layout.contentHeight, header.height);
   const pipeline = sharp(asBuffer(bytes), {
@@ -111,18 +111,22 @@ export async function decodeToRgb(bytes: Uint8Array, header: ImageHeader, layout
   if (info.width !== shrinkWidth || info.height !== shrinkHeight || info.channels !== 3) {
     throw new ImageError('IMAGE_DECODE_FAILED', `decoding produced ${info.width}×${info.height}×${info.channels}, expected ${shrinkWidth}×${shrinkHeight}×3`);
   }
-  return enlargeInto(data, info.width, info.height, layout);
+  return enlargeInto(data, info.width, info.height, layout, into);
 }
 
 /**
  * RGB bytes of srcWidth × srcHeight (each ≤ the content size) → the float raster, content
  * at the layout's offset. Enlarged axes use Catmull-Rom bicubic interpolation with centred
  * samples, which is what libvips does when sharp enlarges; an axis that keeps its size
- * is copied exactly. Two separable passes: across, then down whole rows. The raster
- * starts zeroed, which is the black padding.
+ * is copied exactly. Two separable passes: across, then down whole rows. Written into
+ * `out` when given (a reused buffer: its padding is cleared), else into a new raster.
+ * The padding is black (zero).
  */
-export function enlargeInto(src: Uint8Array, srcWidth: number, srcHeight: number, layout: RasterLayout): Float32Array {
-  const out = new Float32Array(layout.width * layout.height * 3);
+export function enlargeInto(src: Uint8Array, srcWidth: number, srcHeight: number, layout: RasterLayout, into?: Float32Array): Float32Array {
+  const length = layout.width * layout.height * 3;
+  if (into !== undefined && into.length !== length) throw new RangeError(`the raster holds ${into.length} values, the layout needs ${length}`);
+  const out = into ?? new Float32Array(length);
+  if (into !== undefined && (layout.contentWidth < layout.width || layout.contentHeight < layout.height)) out.fill(0);
   // Typical photos are wider than the input (libvips already shrank the width): then the
   // down pass reads the bytes directly, with no intermediate raster.
   if (srcWidth === layout.contentWidth) enlargeDownBytes(src, srcHeight, layout, out);

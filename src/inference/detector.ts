@@ -6,10 +6,11 @@
 import type { Catalog, CatalogClass } from '../models/catalog.js';
 import type { DetectorSpec } from '../models/detector-spec.js';
 import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '../recognition/detection.js';
-import { InferenceError, type InferenceBackend } from './backend.js';
+import { InferenceError, type InferenceBackend, type Tensor } from './backend.js';
 import { checkServedModel, decodeOutputs, servedClassCount, toModelInput, type ThresholdOf } from './families.js';
 import { finishDetections } from './postprocess.js';
-import { prepareImage, type ResizeFit } from './preprocess.js';
+import { prepareImage, type PreparedImage, type ResizeFit } from './preprocess.js';
+import { SharedRasterPool } from './shared-rasters.js';
 
 export interface DetectorOptions {
   /** Default lowest confidence; a catalog class's own threshold overrides it. */
@@ -26,6 +27,8 @@ export class Detector implements ObjectDetector {
   readonly spec: DetectorSpec;
   private readonly classes: ReadonlyMap<number, CatalogClass>;
   private readonly thresholdOf: ThresholdOf;
+  /** Model-input rasters, reused (see SharedRasterPool). */
+  private readonly rasters = new SharedRasterPool();
 
   /** The backend must be started (its metadata is read here). */
   constructor(
@@ -51,11 +54,22 @@ export class Detector implements ObjectDetector {
     checkBudget(options);
     const t0 = performance.now();
     const { input } = this.spec;
-    const prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit, align: input.align });
-    const tensor = toModelInput(prepared.tensor, prepared.geometry, this.spec);
-    const t1 = performance.now();
-    checkBudget(options);
-    const outputs = await this.backend.infer([tensor], { deadline: options.deadline, signal: options.signal });
+    const raster = this.rasters.take(input.width * input.height * 3);
+    let prepared: PreparedImage;
+    let outputs: Map<string, Tensor>;
+    let t1: number;
+    try {
+      prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit, align: input.align, into: raster });
+      const tensor = toModelInput(prepared.tensor, prepared.geometry, this.spec);
+      t1 = performance.now();
+      checkBudget(options);
+      outputs = await this.backend.infer([tensor], { deadline: options.deadline, signal: options.signal });
+    } finally {
+      // Once infer() settles the raster is free: Triton's request was encoded when sent. A run
+      // the embedded session could not stop (the caller gave up) may still read it, but that
+      // run's outputs are dropped, so the next image writing into it harms nothing.
+      this.rasters.give(raster);
+    }
     const t2 = performance.now();
     const candidates = decodeOutputs(this.spec, outputs, prepared.geometry, this.thresholdOf);
     const detections = finishDetections(candidates, this.options.nmsIou, prepared.geometry, this.classes);

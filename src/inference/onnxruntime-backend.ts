@@ -17,6 +17,7 @@ import {
 } from './backend.js';
 import type { WireSpec, WireTensor, WorkerInit, WorkerReply } from './onnxruntime-worker.js';
 import { deadlineSignal } from '../deadline.js';
+import { SharedRasterPool } from './shared-rasters.js';
 
 export interface OnnxRuntimeBackendOptions {
   /** Path of model.onnx. */
@@ -86,7 +87,9 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   private meta?: ModelMetadata;
   private readonly queue: Job[] = [];
   /** The jobs on the worker (one batch) and its request id. */
-  private running?: { id: number; jobs: Job[] };
+  private running?: { id: number; jobs: Job[]; batch: WireTensor[] };
+  /** Buffers batches are stacked into: a batch of 8 model inputs is 25 MB, so few are kept. */
+  private readonly batchBuffers = new SharedRasterPool(2);
   private readonly maxBatch: number;
   private nextId = 1;
   private runs = 0;
@@ -295,9 +298,12 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     }
     const jobs = [job, ...this.takeCompanions(job)];
     const id = this.nextId++;
-    this.running = { id, jobs };
-    // Inputs are copied to the worker (not transferred): the caller keeps its buffers.
-    this.worker.postMessage({ id, inputs: jobs.length === 1 ? job.inputs : concatRows(jobs.map((j) => j.inputs)) });
+    // A batch is stacked into shared buffers of the backend's own, given back with the reply.
+    const batch = jobs.length === 1 ? [] : concatRows(jobs.map((j) => j.inputs), this.batchBuffers);
+    this.running = { id, jobs, batch };
+    // Inputs on shared memory reach the worker as they are; others are copied (never
+    // transferred: the caller keeps its buffers).
+    this.worker.postMessage({ id, inputs: jobs.length === 1 ? job.inputs : batch });
   }
 
   /** Waiting jobs that can join `first` in one batch: same shapes after dim 0, rows within maxBatch. */
@@ -326,8 +332,9 @@ export class OnnxRuntimeBackend implements InferenceBackend {
 
   private onReply(m: WorkerReply): void {
     if ((m.kind !== 'result' && m.kind !== 'error') || this.running?.id !== m.id) return;
-    const { jobs } = this.running;
+    const { jobs, batch } = this.running;
     this.running = undefined;
+    for (const t of batch) if (t.data instanceof Float32Array) this.batchBuffers.give(t.data);
     if (m.kind === 'result') {
       this.runs += jobs.length;
       this.executions++;
@@ -399,12 +406,12 @@ function sameTail(a: WireTensor[], b: WireTensor[]): boolean {
   });
 }
 
-/** The jobs' inputs stacked along dim 0 into one batch. */
-function concatRows(inputs: WireTensor[][]): WireTensor[] {
+/** The jobs' inputs stacked along dim 0 into one batch (FP32 inputs into shared buffers from `pool`). */
+function concatRows(inputs: WireTensor[][], pool: SharedRasterPool): WireTensor[] {
   return inputs[0].map((first, i) => {
     const parts = inputs.map((job) => job[i]);
-    const Ctor = first.data.constructor as new (n: number) => WireTensor['data'];
-    const data = new Ctor(parts.reduce((n, p) => n + p.data.length, 0));
+    const length = parts.reduce((n, p) => n + p.data.length, 0);
+    const data = first.data instanceof Float32Array ? pool.take(length) : new (first.data.constructor as new (n: number) => WireTensor['data'])(length);
     let at = 0;
     for (const p of parts) {
       (data as Float32Array).set(p.data as Float32Array, at);

@@ -74,11 +74,15 @@ export interface PreparedImage {
   geometry: ResizeGeometry;
 }
 
-/** Decodes, checks the pixel limit first, resizes: one libvips pipeline off the main thread. */
-export async function prepareImage(bytes: Uint8Array, input: InputSize, options: DecodeLimits & { fit: ResizeFit; align?: ResizeAlign }): Promise<PreparedImage> {
+/** Decodes, checks the pixel limit first, resizes: one libvips pipeline off the main thread. The raster goes `into` a given buffer, if any. */
+export async function prepareImage(
+  bytes: Uint8Array,
+  input: InputSize,
+  options: DecodeLimits & { fit: ResizeFit; align?: ResizeAlign; into?: Float32Array },
+): Promise<PreparedImage> {
   const header = await readImageHeader(bytes, options);
   const geometry = planResize(header, input, options.fit, options.align);
   const { contentWidth, contentHeight, offsetX, offsetY } = geometry;
-  const tensor = await decodeToRgb(bytes, header, { width: input.width, height: input.height, contentWidth, contentHeight, offsetX, offsetY }, options);
+  const tensor = await decodeToRgb(bytes, header, { width: input.width, height: input.height, contentWidth, contentHeight, offsetX, offsetY }, options, options.into);
   return { format: header.format, tensor, geometry };
 }

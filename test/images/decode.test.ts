@@ -157,6 +157,18 @@ describe('decodeToRgb', () => {
     assert.deepEqual(pixel(rgb, 20, 10, 15), [0, 0, 0]);
   });
 
+  test('into a reused buffer: every value is rewritten, the padding cleared, the same raster as a new one', async () => {
+    const white = await sharp({ create: { width: 20, height: 10, channels: 3, background: '#ffffff' } }).png().toBuffer();
+    const header = await readImageHeader(white, LIMITS);
+    const layout = { width: 20, height: 20, contentWidth: 20, contentHeight: 10 };
+    const fresh = await decodeToRgb(white, header, layout, LIMITS);
+    const dirty = new Float32Array(20 * 20 * 3).fill(123);
+    const reused = await decodeToRgb(white, header, layout, LIMITS, dirty);
+    assert.equal(reused, dirty, 'written into the given buffer');
+    assert.deepEqual([...reused], [...fresh]);
+    await assert.rejects(decodeToRgb(white, header, layout, LIMITS, new Float32Array(10)), /holds 10 values, the layout needs 1200/);
+  });
+
   test('a 1×1 image decodes (upscaled)', async () => {
     const one = await sharp({ create: { width: 1, height: 1, channels: 3, background: '#336699' } }).png().toBuffer();
     assert.deepEqual(pixel(await decode(one, 512, 512), 512, 500, 500), [0x33, 0x66, 0x99]);

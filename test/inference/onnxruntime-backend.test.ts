@@ -123,6 +123,17 @@ describe('OnnxRuntimeBackend with the real model', () => {
     assert.equal(t.data.length, 512 * 512 * 3);
     assert.equal(t.data[0], 7);
   });
+
+  test('an input on shared memory (read by the session thread in place) gives the same outputs as a copied one', async () => {
+    const copied = await backend.infer([image(0.4)]);
+    const t = image(0.4);
+    const data = new Float32Array(new SharedArrayBuffer(t.data.byteLength));
+    data.set(t.data as Float32Array);
+    const shared = await backend.infer([{ ...t, data }]);
+    assert.deepEqual([...shared.keys()], [...copied.keys()]);
+    for (const [name, want] of copied) assert.deepEqual(shared.get(name)!.data, want.data);
+    assert.equal(data[0], Math.fround(0.4), 'the input is left as it was');
+  });
 });
 
 describe('OnnxRuntimeBackend lifecycle', () => {
@@ -223,5 +234,25 @@ describe('OnnxRuntimeBackend with dynamic batching (INFERENCE_MAX_BATCH)', () =>
     const first = [...got[0].values()][0].data as Float32Array;
     const second = [...got[1].values()][0].data as Float32Array;
     assert.notDeepEqual(first.slice(0, 64), second.slice(0, 64));
+  });
+
+  test('batch buffers are reused: later batches, in another order, still give each caller its own outputs', async () => {
+    const fills = [0.8, 0.15, 0.6, 0.35, 0.05];
+    const expected = new Map<number, Map<string, Tensor>>();
+    for (const f of fills) expected.set(f, await single.infer([image(f)]));
+    for (const order of [fills, [...fills].reverse(), [fills[2], fills[0], fills[4], fills[1], fills[3]]]) {
+      const executionsBefore = batched.completedExecutions;
+      const got = await Promise.all(order.map((f) => batched.infer([image(f)])));
+      assert.ok(batched.completedExecutions - executionsBefore < order.length, 'some calls shared a session run');
+      got.forEach((outputs, i) => {
+        for (const [name, t] of expected.get(order[i])!) {
+          const a = t.data as Float32Array;
+          const b = outputs.get(name)!.data as Float32Array;
+          let worst = 0;
+          for (let k = 0; k < a.length; k++) worst = Math.max(worst, Math.abs(a[k] - b[k]));
+          assert.ok(worst < 1e-4, `${name} of the call with fill ${order[i]} differs from its own batch-1 output by ${worst}`);
+        }
+      });
+    }
   });
 });
