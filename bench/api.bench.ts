@@ -123,17 +123,52 @@ function postgresCpuMs(): number {
   return ticks * 10;
 }
 
-/** Runs a turn and notes the machine's CPU over it: busy share, busy CPU ms per item done, PostgreSQL's part of it. */
-async function measured(turn: (ms: number) => Promise<number>, ms: number): Promise<{ rate: number; busy: number; cpuMsPerItem: number; postgresMsPerItem: number }> {
+/**
+ * This process's CPU time so far by kind of thread, in ms, from the names Node, libuv,
+ * libvips and V8 give their threads (Linux only, else empty). "WorkerThread" is every
+ * worker: the inference session's, ONNX Runtime's pool thread it starts, and (c)'s callers.
+ */
+function threadCpuMs(): Map<string, number> {
+  const kinds = new Map<string, number>();
+  try {
+    for (const tid of fs.readdirSync('/proc/self/task')) {
+      try {
+        const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        kinds.set(name, (kinds.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return kinds;
+}
+
+interface Measured {
+  rate: number;
+  busy: number;
+  cpuMsPerItem: number;
+  postgresMsPerItem: number;
+  /** This process's CPU ms per item by kind of thread. */
+  threadMsPerItem: Map<string, number>;
+}
+
+/** Runs a turn and notes the machine's CPU over it: busy share, busy CPU ms per item done, PostgreSQL's and each thread kind's part of it. */
+async function measured(turn: (ms: number) => Promise<number>, ms: number): Promise<Measured> {
   const before = machineCpu();
   const pg0 = postgresCpuMs();
+  const threads0 = threadCpuMs();
   const t0 = performance.now();
   const rate = await turn(ms);
   const items = rate * ((performance.now() - t0) / 1000);
   const after = machineCpu();
   const total = after.totalMs - before.totalMs;
   const busyMs = after.busyMs - before.busyMs;
-  return { rate, busy: total > 0 ? busyMs / total : 0, cpuMsPerItem: busyMs / items, postgresMsPerItem: (postgresCpuMs() - pg0) / items };
+  const threadMsPerItem = new Map([...threadCpuMs()].map(([kind, cpuMs]) => [kind, (cpuMs - (threads0.get(kind) ?? 0)) / items]));
+  return { rate, busy: total > 0 ? busyMs / total : 0, cpuMsPerItem: busyMs / items, postgresMsPerItem: (postgresCpuMs() - pg0) / items, threadMsPerItem };
 }
 
 /** The service settings given in this process's environment, bar where the test app keeps its data. */
@@ -152,6 +187,29 @@ const median = (v: number[]): number => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+/**
+ * Medians of this process's CPU ms per item by thread: the event loop, inference (the
+ * workers less (c)'s callers), libvips (decode and resize), the libuv pool (file system,
+ * crypto, sharp's calls) and V8's helpers (garbage collection, compilation).
+ */
+function threadLines(perTurn: Record<'a' | 'b' | 'c', Array<Map<string, number>>>, callerCpu: number[]): string[] {
+  const kinds: Array<[string, string]> = [
+    ['MainThread', 'event loop'],
+    ['WorkerThread', 'inference'],
+    ['libvips worker', 'libvips'],
+    ['libuv-worker', 'libuv pool'],
+    ['V8Worker', 'V8 helpers'],
+  ];
+  if (perTurn.a.every((m) => m.size === 0)) return [];
+  const cell = (k: 'a' | 'b' | 'c', kind: string): string => {
+    const values = perTurn[k].map((m, i) => (m.get(kind) ?? 0) - (kind === 'WorkerThread' && k === 'c' ? callerCpu[i] : 0));
+    return median(values).toFixed(1).padStart(5);
+  };
+  return [
+    `this process's CPU ms per item, by thread (medians):  ${kinds.map(([, label]) => label).join(' / ')}`,
+    ...(['a', 'b', 'c'] as const).map((k) => `  (${k}) ${kinds.map(([kind]) => cell(k, kind)).join('  ')}`),
+  ];
+}
 const load = (): string => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
 export async function run(): Promise<void> {
@@ -203,12 +261,14 @@ export async function run(): Promise<void> {
     const cpu = { a: [] as number[], b: [] as number[], c: [] as number[] };
     const callerCpu: number[] = [];
     const postgresCpu: number[] = [];
+    const threadCpu = { a: [] as Array<Map<string, number>>, b: [] as Array<Map<string, number>>, c: [] as Array<Map<string, number>> };
     for (let r = 0; r < ROUNDS; r++) {
       for (const k of ['a', 'b', 'c'] as const) {
         const m = await measured(turns[k], SLICE_MS);
         rates[k].push(m.rate);
         busy[k].push(m.busy);
         cpu[k].push(m.cpuMsPerItem);
+        threadCpu[k].push(m.threadMsPerItem);
         if (k === 'c') {
           callerCpu.push(callers.cpuMsPerCall);
           postgresCpu.push(m.postgresMsPerItem);
@@ -230,6 +290,7 @@ export async function run(): Promise<void> {
       // Machine-wide: the service, PostgreSQL and the callers alike (and anyone else's load).
       `machine CPU busy / busy CPU ms per item (medians): ${(['a', 'b', 'c'] as const).map((k) => `(${k}) ${(100 * median(busy[k])).toFixed(0)} % / ${median(cpu[k]).toFixed(1)} ms`).join('   ')}`,
       `(c) per request: load generator ${median(callerCpu).toFixed(1)} ms, PostgreSQL ${median(postgresCpu).toFixed(1)} ms, the service and the kernel ${(median(cpu.c) - median(callerCpu) - median(postgresCpu)).toFixed(1)} ms`,
+      ...threadLines(threadCpu, callerCpu),
       `c/b ${(c / b).toFixed(3)} (target ≥ 0.90: ${c / b >= 0.9 ? 'met' : 'NOT met'})   c/a ${(c / a).toFixed(3)} (target ≥ 0.85: ${c / a >= 0.85 ? 'met' : 'NOT met'})   b/a ${(b / a).toFixed(3)}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
