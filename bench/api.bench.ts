@@ -39,6 +39,26 @@ const CALLER_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { url, key, body, prefix } = workerData;
 let seq = 0;
+// node:http with the image's bytes made once: per call the generator only writes them, which
+// costs half the CPU of fetch() with a new 60 kB body string each time (0.7 against 1.4 ms).
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true });
+const image = Buffer.from(body);
+const tail = Buffer.from('}');
+function post(id) {
+  return new Promise((resolve, reject) => {
+    const head = Buffer.from('{"external_id":"' + prefix + '-' + id + '","image_base64":');
+    const headers = { 'content-type': 'application/json', 'x-api-key': key, 'content-length': head.length + image.length + tail.length };
+    const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(Buffer.concat([head, image, tail]));
+  });
+}
 parentPort.on('message', async ({ ms, callers }) => {
   const start = performance.now();
   const cpu0 = process.threadCpuUsage();
@@ -47,11 +67,14 @@ parentPort.on('message', async ({ ms, callers }) => {
   let error = null;
   await Promise.all(Array.from({ length: callers }, async () => {
     while (performance.now() < end && error === null) {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key },
-        body: '{"external_id":"' + prefix + '-' + (++seq) + '","image_base64":' + body + '}' });
-      const json = await res.json();
-      if (res.status !== 200 || json.status !== 'DONE') error = 'HTTP ' + res.status + ' ' + (json.status || json.error_code);
-      else count++;
+      try {
+        const res = await post(++seq);
+        const json = JSON.parse(res.text);
+        if (res.status !== 200 || json.status !== 'DONE') error = 'HTTP ' + res.status + ' ' + (json.status || json.error_code);
+        else count++;
+      } catch (err) {
+        error = String(err);
+      }
     }
   }));
   const cpu = process.threadCpuUsage(cpu0);
