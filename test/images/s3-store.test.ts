@@ -277,7 +277,9 @@ describe('presigned links (IMAGE_URL_MODE=presigned)', { skip }, () => {
   });
 
   test('an expired presigned link is refused by the store', async () => {
-    const short = await buildTestApp({ ...minio.env('presigned'), IMAGE_URL_MODE: 'presigned', IMAGE_URL_TTL_SECONDS: '1' }, { shareDatabase: app.database });
+    // 3 s, not 1: the signature's date is whole seconds (rounded down), so a 1 s link can be
+    // expired by the time it is first fetched. Waiting 3.2 s after the answer is past any expiry.
+    const short = await buildTestApp({ ...minio.env('presigned'), IMAGE_URL_MODE: 'presigned', IMAGE_URL_TTL_SECONDS: '3' }, { shareDatabase: app.database });
     try {
       const other = await short.newKey();
       const res = await short.app.inject({
@@ -289,7 +291,7 @@ describe('presigned links (IMAGE_URL_MODE=presigned)', { skip }, () => {
       const { image_url: url } = json<{ image_url: string }>(res);
       assert.equal(new URL(url).origin, minio.endpoint, 'without S3_PUBLIC_ENDPOINT the link uses S3_ENDPOINT');
       assert.equal((await fetch(url)).status, 200);
-      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      await new Promise((resolve) => setTimeout(resolve, 3_200));
       assert.equal((await fetch(url)).status, 403);
     } finally {
       await short.close();
