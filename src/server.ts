@@ -3,6 +3,8 @@
  * migrations, the app, listen, signals and graceful shutdown. `npm start` runs the
  * compiled form of this file; `recog serve` calls runServer().
  */
+// First: refuses a Node.js too old for the service before anything else loads.
+import './supported-node.js';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';

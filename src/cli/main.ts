@@ -4,6 +4,8 @@
  * ./commands and exports `register(program)`; its action calls a function that takes its
  * dependencies as arguments, so the work is testable without a shell.
  */
+// First: refuses a Node.js too old for the service before anything else loads.
+import '../supported-node.js';
 import { Command } from 'commander';
 import { commands } from './commands/index.js';
 

@@ -97,6 +97,11 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   private idleWaiters: Array<() => void> = [];
   private relaunches = 0;
   private relaunchTimer?: NodeJS.Timeout;
+  /**
+   * False when this Node.js cannot hand shared memory to ONNX Runtime (see the worker): each
+   * model input is then copied on the inference thread, 3 MB per image.
+   */
+  sharedInputs = true;
   /** A session being loaded and warmed up: close() waits for it (see close()). */
   private launching?: Promise<void>;
 
@@ -158,6 +163,10 @@ export class OnnxRuntimeBackend implements InferenceBackend {
           worker.off('message', onMessage).off('error', reject).off('exit', onExit);
         };
       });
+      if (this.sharedInputs && !ready.sharedInputs) {
+        process.emitWarning(`Node.js ${process.version} cannot pass shared memory to ONNX Runtime: each model input is copied (3 MB per image); Node.js 24 avoids the copy`, { code: 'RECOG_INPUT_COPY' });
+      }
+      this.sharedInputs = ready.sharedInputs;
       this.meta = {
         name: this.options.modelName,
         version: this.options.modelVersion ?? '1',

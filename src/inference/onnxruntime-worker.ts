@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
+import { isShared } from './shared-rasters.js';
 
 /** Messages between OnnxRuntimeBackend and this thread (ORT type names, not KServe's). */
 export interface WorkerInit {
@@ -30,7 +31,8 @@ export interface WorkerRequest {
   inputs: WireTensor[];
 }
 export type WorkerReply =
-  | { kind: 'ready'; inputs: WireSpec[]; outputs: WireSpec[] }
+  /** sharedInputs false: this runtime's Node-API cannot read shared memory, inputs are copied. */
+  | { kind: 'ready'; inputs: WireSpec[]; outputs: WireSpec[]; sharedInputs: boolean }
   | { kind: 'failed'; message: string }
   | { kind: 'result'; id: number; outputs: WireTensor[] }
   | { kind: 'error'; id: number; message: string };
@@ -43,15 +45,31 @@ function specs(meta: readonly ort.InferenceSession.ValueMetadata[]): WireSpec[] 
   return meta.map((m) => (m.isTensor ? { name: m.name, type: m.type, shape: m.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : -1)) } : { name: m.name, type: 'non-tensor', shape: [] }));
 }
 
+/**
+ * Whether ONNX Runtime can read inputs on shared memory here. onnxruntime-node reads a
+ * tensor's bytes with Node-API's napi_get_arraybuffer_info, which refuses a
+ * SharedArrayBuffer ("Invalid argument") on Node.js releases older than the Node-API
+ * change that accepts one (Node.js 20, early 22 and 24 releases). Measured at warm-up, not
+ * guessed from the version; where it cannot, each shared input is copied before the run.
+ */
+let sharedInputs = true;
+
 function toOrt(t: WireTensor): ort.Tensor {
-  return new ort.Tensor(t.type as ort.Tensor.Type, t.data as ort.Tensor.DataType, t.dims);
+  const data = !sharedInputs && isShared(t.data) ? t.data.slice() : t.data;
+  return new ort.Tensor(t.type as ort.Tensor.Type, data as ort.Tensor.DataType, t.dims);
 }
 
-function zeros(spec: WireSpec): ort.Tensor {
+/** Zeros of the spec's shape (symbolic dimensions as 1), on shared memory when `shared`. */
+function zeros(spec: WireSpec, shared: boolean): ort.Tensor {
   const dims = spec.shape.map((d) => (d < 0 ? 1 : d));
   const n = dims.reduce((a, b) => a * b, 1);
-  const data = spec.type === 'int64' ? new BigInt64Array(n) : spec.type === 'int32' ? new Int32Array(n) : spec.type === 'uint8' || spec.type === 'bool' ? new Uint8Array(n) : spec.type === 'float16' ? new Uint16Array(n) : new Float32Array(n);
-  return new ort.Tensor(spec.type as ort.Tensor.Type, data, dims);
+  const Typed: { new (buffer: ArrayBufferLike): ort.Tensor.DataType; BYTES_PER_ELEMENT: number } = spec.type === 'int64' ? BigInt64Array : spec.type === 'int32' ? Int32Array : spec.type === 'uint8' || spec.type === 'bool' ? Uint8Array : spec.type === 'float16' ? Uint16Array : Float32Array;
+  const bytes = n * Typed.BYTES_PER_ELEMENT;
+  return new ort.Tensor(spec.type as ort.Tensor.Type, new Typed(shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes)), dims);
+}
+
+function warmUpFeeds(inputs: WireSpec[], shared: boolean): Record<string, ort.Tensor> {
+  return Object.fromEntries(inputs.map((s) => [s.name, zeros(s, shared)]));
 }
 
 function message(err: unknown): string {
@@ -72,11 +90,16 @@ try {
   });
   const inputs = specs(session.inputMetadata);
   const outputs = specs(session.outputMetadata);
-  // Warm-up: the first run allocates buffers and picks kernels; do it before serving.
-  const feeds: Record<string, ort.Tensor> = {};
-  for (const s of inputs) feeds[s.name] = zeros(s);
-  await session.run(feeds);
-  port.postMessage({ kind: 'ready', inputs, outputs } satisfies WorkerReply);
+  // Warm-up: the first run allocates buffers and picks kernels; do it before serving. Its
+  // inputs are on shared memory like the detector's; if that run fails and one on ordinary
+  // memory succeeds, shared memory is what this runtime cannot pass to ONNX Runtime.
+  try {
+    await session.run(warmUpFeeds(inputs, true));
+  } catch (err) {
+    await session.run(warmUpFeeds(inputs, false)).catch(() => Promise.reject(err));
+    sharedInputs = false;
+  }
+  port.postMessage({ kind: 'ready', inputs, outputs, sharedInputs } satisfies WorkerReply);
 } catch (err) {
   port.postMessage({ kind: 'failed', message: message(err) } satisfies WorkerReply);
   process.exit(1);
