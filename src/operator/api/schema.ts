@@ -97,7 +97,7 @@ export const ApiSpecSchema = Type.Object(
     imageUrlSecretRef: Type.Optional(
       SecretKeyRef(
         'IMAGE_URL_SECRET',
-        'Secret key holding IMAGE_URL_SECRET, the HMAC key of signed image URLs; unset: the operator creates and owns a Secret <name>-image-url with a random key, shared by every replica.',
+        'Secret key holding IMAGE_URL_SECRET, the HMAC key of signed image URLs; unset: the operator creates and owns a Secret <name>-api-image-url with a random key, shared by every replica.',
       ),
     ),
     imageStorage: Type.Optional(
@@ -260,7 +260,7 @@ const ComponentAutoscalingSchema = Type.Object({
   metrics: Type.Optional(
     Type.Array(Opaque(), {
       description:
-        "autoscaling/v2 MetricSpec list, passed through. Default - 70% CPU for the API; Triton's queue time (nv_inference_queue_duration_us) as a Pods metric for Triton.",
+        "autoscaling/v2 MetricSpec list, passed through. Default - 70% CPU for the API; for Triton the Pods metric triton_queue_time_us (average queue time per request in microseconds, target 20000), which a Prometheus adapter must serve (docs/operator.md).",
       maxItems: 16,
     }),
   ),
