@@ -23,8 +23,12 @@ export interface PodLoad {
 }
 
 export interface FakeMetricsApi {
-  /** Sets what each pod reports from now on; a pod given undefined reports nothing. */
-  setLoad(fn: (pod: V1Pod) => PodLoad | undefined): void;
+  /**
+   * Sets what each pod reports from now on; a pod given undefined reports nothing. `running`
+   * is how many running pods the query selects (the component's), so a test can spread a
+   * fixed total load over however many pods serve it, as real traffic spreads.
+   */
+  setLoad(fn: (pod: V1Pod, running: number) => PodLoad | undefined): void;
   /** Requests served, by path without the query. */
   requests: string[];
   stop(): Promise<void>;
@@ -38,7 +42,7 @@ const SERVICE = 'fake-metrics';
 export async function startFakeMetricsApi(cluster: TestCluster, customMetrics: string[]): Promise<FakeMetricsApi> {
   const kc = cluster.kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
-  let load: (pod: V1Pod) => PodLoad | undefined = () => undefined;
+  let load: (pod: V1Pod, running: number) => PodLoad | undefined = () => undefined;
   const requests: string[] = [];
 
   const runningPods = async (namespace: string, labelSelector?: string) =>
@@ -73,8 +77,9 @@ export async function startFakeMetricsApi(cluster: TestCluster, customMetrics: s
     // /apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods
     if (parts.length === 6 && `${parts[1]}/${parts[2]}` === `${RESOURCE.group}/${RESOURCE.version}` && parts[3] === 'namespaces' && parts[5] === 'pods') {
       const items = [];
-      for (const pod of await runningPods(parts[4], url.searchParams.get('labelSelector') ?? undefined)) {
-        const l = load(pod);
+      const pods = await runningPods(parts[4], url.searchParams.get('labelSelector') ?? undefined);
+      for (const pod of pods) {
+        const l = load(pod, pods.length);
         if (!l?.cpu) continue;
         items.push({
           metadata: { name: pod.metadata!.name, namespace: pod.metadata!.namespace, labels: pod.metadata!.labels, creationTimestamp: now },
@@ -94,9 +99,10 @@ export async function startFakeMetricsApi(cluster: TestCluster, customMetrics: s
     if (parts.length === 8 && `${parts[1]}/${parts[2]}` === `${CUSTOM.group}/${CUSTOM.version}` && parts[3] === 'namespaces' && parts[5] === 'pods') {
       const [namespace, name, metric] = [parts[4], parts[6], parts[7]];
       const items = [];
-      for (const pod of await runningPods(namespace, url.searchParams.get('labelSelector') ?? undefined)) {
+      const pods = await runningPods(namespace, url.searchParams.get('labelSelector') ?? undefined);
+      for (const pod of pods) {
         if (name !== '*' && pod.metadata!.name !== name) continue;
-        const value = load(pod)?.custom?.[metric];
+        const value = load(pod, pods.length)?.custom?.[metric];
         if (value === undefined) continue;
         items.push({
           describedObject: { kind: 'Pod', namespace, name: pod.metadata!.name, apiVersion: '/v1' },
