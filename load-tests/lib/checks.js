@@ -56,7 +56,8 @@ export function checkBatchResult(res, body, endpoint, want) {
     [`${endpoint}: status 200`]: () => res.status === 200,
     [`${endpoint}: total_images equals the URLs sent`]: () => b.total_images === want.urls.length,
     [`${endpoint}: one entry per URL, in order`]: () => entries.length === want.urls.length && entries.every((e, i) => e.image_url === want.urls[i]),
-    [`${endpoint}: batch_id echoes external_id`]: () => want.externalId === null || b.batch_id === want.externalId,
+    [`${endpoint}: batch_id is a string, the external_id sent if any`]: () => typeof b.batch_id === 'string' && b.batch_id.length > 0
+      && (want.externalId === null || b.batch_id === want.externalId),
     [`${endpoint}: entries are DONE or FAILED`]: () => entries.every((e) => (e.status === 'DONE' && e.success === true && isUuid(e.request_id))
       || (e.status === 'FAILED' && e.success === false && typeof e.error === 'string')),
     [`${endpoint}: entry results are detections`]: () => entries.every((e) => Array.isArray(e.results) && e.results.every(isDetection)

@@ -12,12 +12,10 @@ export const EXTERNAL_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F]+$';
 /** A UUID exactly (ajv's `uuid` format also takes a `urn:uuid:` prefix, which PostgreSQL refuses). */
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
-export const ExternalId = Type.String({
-  minLength: 1,
-  maxLength: 255,
-  pattern: EXTERNAL_ID_PATTERN,
-  description: 'Client-provided identifier: 1 to 255 characters, no control characters, no lone UTF-16 surrogates (400 INVALID_EXTERNAL_ID).',
-});
+const EXTERNAL_ID_RULE = '1 to 255 characters, no control characters, no lone UTF-16 surrogates (400 INVALID_EXTERNAL_ID).';
+const externalIdInput = (description: string) => Type.String({ minLength: 1, maxLength: 255, pattern: EXTERNAL_ID_PATTERN, description: `${description}: ${EXTERNAL_ID_RULE}` });
+
+export const ExternalId = externalIdInput('Client-provided identifier');
 
 export const BoundingBox = Type.Object(
   {
@@ -45,7 +43,11 @@ export const CVResult = Type.Object(
   {
     success: Type.Boolean({ description: 'True exactly when status is DONE.' }),
     request_id: Type.String({ format: 'uuid' }),
-    external_id: Type.Union([Type.String(), Type.Null()], { description: 'Echo of the client-provided id (null for a batch image sent without one).' }),
+    external_id: Type.String({
+      description:
+        'Echo of the client-provided id: the sync request\'s external_id, or for a batch image its batch\'s id (the batch external_id, ' +
+        'or the batch_id the service assigned when none was sent). Empty only for batch images stored before batches were given an id.',
+    }),
     status: RequestStatus,
     // No `format: uri`: when the image could not be fetched this echoes the submitted string.
     image_url: Type.String({ description: 'Signed, expiring address of the stored image: the API link, or a presigned S3 URL with IMAGE_URL_MODE=presigned (or the submitted URL, as sent, when it could not be fetched).' }),
@@ -74,7 +76,11 @@ export const BatchImageResult = Type.Object(
 export const BatchCVResult = Type.Object(
   {
     success: Type.Boolean(),
-    batch_id: Type.Union([Type.String(), Type.Null()], { description: 'The external_id of the batch (null when none was given).' }),
+    batch_id: Type.String({
+      description:
+        'The batch\'s external_id as sent; when none was sent, an id the service assigned (a UUID). ' +
+        'Each image\'s request carries it as its external_id.',
+    }),
     total_images: Type.Integer(),
     results: Type.Array(Type.Ref(BatchImageResult)),
   },
@@ -92,7 +98,13 @@ export const FeedbackResult = Type.Object(
 );
 
 const ImageUrlInput = Type.String({ maxLength: MAX_IMAGE_URL_LENGTH, description: 'Public http(s) URL of the image (any string is accepted here; a URL that is not public http(s) is 400 INVALID_IMAGE_URL).' });
-const ImageBase64Input = Type.String({ description: 'Base64 image (JPEG, PNG, WebP, GIF), optionally with a data:<mime>;base64, prefix; at most 10 MB encoded.' });
+// minLength 1: an empty string is refused (400 INVALID_IMAGE_BASE64, "contains no data"), so the document says so.
+const ImageBase64Input = Type.String({
+  minLength: 1,
+  description:
+    'Base64 image (JPEG, PNG, WebP, GIF), optionally with a data:<mime>;base64, prefix; at most 10 MB encoded. ' +
+    'Standard alphabet (RFC 4648), whitespace allowed; empty data, or data that is not base64, is 400 INVALID_IMAGE_BASE64.',
+});
 
 /** Exactly one of image_url and image_base64: a body with both matches both branches, so oneOf refuses it. */
 export const SyncBody = Type.Unsafe<{ external_id: string; image_url?: string; image_base64?: string }>({
@@ -107,7 +119,7 @@ export const SyncBody = Type.Unsafe<{ external_id: string; image_url?: string; i
 export const BatchBody = Type.Object(
   {
     image_urls: Type.Array(Type.String({ description: 'http(s) URL' }), { minItems: 1, maxItems: MAX_BATCH_IMAGES }),
-    external_id: Type.Optional(ExternalId),
+    external_id: Type.Optional(externalIdInput('Tracking id of the batch, not idempotent, returned as batch_id (without it the service assigns one)')),
   },
   { title: 'BatchRequest' },
 );

@@ -19,7 +19,7 @@ export interface AdmissionDeps {
 export type RequestDraft = Omit<NewRequest, 'id'>;
 
 export type SyncClaim =
-  /** The slot is ours: a fresh PROCESSING record, charged. */
+  /** The slot is ours: a fresh QUEUED record, charged. */
   | { kind: 'claimed'; record: RequestRecord }
   /** The same image already ended DONE under this external_id: replay it, free of charge. */
   | { kind: 'replay'; record: RequestRecord };
@@ -80,7 +80,9 @@ export class Admission {
       quota: caller.limits.monthlyQuota,
       month: utcMonth(this.now()),
       idempotent,
-      status: idempotent ? 'PROCESSING' : 'QUEUED',
+      // Accepted is QUEUED, sync or batch (CONTRACT.md, the lifecycle): the pipeline marks
+      // PROCESSING when the image is handed to inference, not before it is fetched.
+      status: 'QUEUED',
       requests,
     };
   }

@@ -3,6 +3,7 @@
  * bounded concurrency; one image's failure never affects the others. Only accepted images
  * are charged, and one refused before processing is given back with the removal of its row.
  */
+import { randomUUID } from 'node:crypto';
 import { ImageError } from '../images/errors.js';
 import type { ImageFetcher } from '../images/types.js';
 import type { Admission } from './admission.js';
@@ -32,6 +33,9 @@ export async function runBounded(count: number, limit: number, task: (i: number)
 
 export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls: string[]; externalId: string | null }, deadline: number): Promise<BatchCVResult> {
   const n = input.urls.length;
+  // batch_id is a string in the contract: the client's external_id, or, when it sent none, an
+  // id assigned here. Each image's request carries it as its external_id either way.
+  const batchId = input.externalId ?? randomUUID();
   // URLs refused on sight are FAILED entries and cost nothing: quota and balance are
   // charged for the accepted images only (so one bad URL cannot get the good ones refused).
   const entries = new Array<BatchImageResult>(n);
@@ -53,7 +57,7 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
       keyId: caller.keyId,
       orgId: caller.orgId,
       kind: 'batch' as const,
-      externalId: input.externalId,
+      externalId: batchId,
       source: 'url' as const,
       sourceUrl: url,
       imageFingerprint: `url:${url}`,
@@ -87,5 +91,5 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
         break;
     }
   });
-  return { success: true, batch_id: input.externalId, total_images: n, results: entries };
+  return { success: true, batch_id: batchId, total_images: n, results: entries };
 }

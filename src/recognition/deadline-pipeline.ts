@@ -120,11 +120,15 @@ export class DeadlinePipeline {
         throw new ImageStoreError(err);
       });
       stage = 'detect';
-      // A sync request is written PROCESSING; a batch image is QUEUED until its turn.
-      if (record.status === 'QUEUED' && !(await requests.markProcessing(record.id))) return { kind: 'timeout', record: null };
       if (signal.aborted) return { kind: 'timeout', record: null };
+      // QUEUED → PROCESSING as the image is handed to inference, sync and batch alike. The
+      // write runs alongside the inference rather than before it, so the answer waits for no
+      // extra round trip; the ending write waits for it, so it never lands after DONE. If the
+      // request ended meanwhile (timed out, swept), the guarded write changes nothing and the
+      // guarded ending below finds it ended too.
       const startedAt = record.startedAt ?? new Date();
-      const out = await this.deps.detector.detect(image.bytes, { deadline, signal });
+      const marking = record.status === 'QUEUED' ? requests.markProcessing(record.id) : true;
+      const [out] = await Promise.all([this.deps.detector.detect(image.bytes, { deadline, signal }), marking]);
       const results = filterByClasses(out.detections, caller.classes);
       stage = 'finish';
       const processingTimeMs = Date.now() - t0;

@@ -13,6 +13,7 @@ export interface RequestRecord {
   keyId: string;
   orgId: string;
   kind: RequestKind;
+  /** Null only on batch rows written before every batch got an id. */
   externalId: string | null;
   status: RequestStatus;
   source: ImageSource;
@@ -35,7 +36,8 @@ export interface NewRequest {
   keyId: string;
   orgId: string;
   kind: RequestKind;
-  externalId: string | null;
+  /** Sync: the idempotency id; batch: the batch's id (the client's external_id, or one assigned). */
+  externalId: string;
   source: ImageSource;
   sourceUrl: string | null;
   imageFingerprint: string;
@@ -50,7 +52,10 @@ export interface Admit {
   month: string;
   /** Sync: claim the (key, external_id) slot of the one request, or report who holds it. */
   idempotent: boolean;
-  /** The status the rows start in: a sync request runs at once, batch images wait their turn. */
+  /**
+   * The status the rows start in. The use case always writes QUEUED (accepted); the
+   * repository also supports PROCESSING (started_at set at once).
+   */
   status: 'QUEUED' | 'PROCESSING';
   requests: NewRequest[];
 }

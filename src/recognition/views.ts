@@ -5,8 +5,8 @@ import type { RequestRecord, RequestStatus } from './ports.js';
 export interface CVResult {
   success: boolean;
   request_id: string;
-  /** null for batch images submitted without a batch external_id */
-  external_id: string | null;
+  /** The sync request's external_id, or the batch's (as sent, or assigned when none was sent). */
+  external_id: string;
   status: RequestStatus;
   image_url: string;
   results: Detection[];
@@ -28,7 +28,8 @@ export interface BatchImageResult {
 
 export interface BatchCVResult {
   success: boolean;
-  batch_id: string | null;
+  /** The batch's external_id as sent, or the id the service assigned when none was sent. */
+  batch_id: string;
   total_images: number;
   results: BatchImageResult[];
 }
@@ -38,7 +39,9 @@ export function toCVResult(r: RequestRecord, imageUrl: string): CVResult {
   const out: CVResult = {
     success: r.status === 'DONE',
     request_id: r.id,
-    external_id: r.externalId,
+    // Only batch images stored before batches were given an id when the client sent none
+    // have no external_id: the contract types it a string, so they answer an empty one.
+    external_id: r.externalId ?? '',
     status: r.status,
     image_url: imageUrl,
     results: r.status === 'DONE' ? r.results : [],

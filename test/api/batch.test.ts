@@ -82,11 +82,39 @@ test('mixed good and bad URLs: 200, one entry per URL in order, failures isolate
   assert.equal(await readMonthlyUsage(t.db, k.id), 4);
 });
 
-test('without external_id: batch_id null; the batch id is not idempotent', async () => {
-  const a = json<any>(await batch({ image_urls: [images.url('/status/500')] }));
-  assert.equal(a.batch_id, null);
-  assert.equal(a.total_images, 1);
-  assert.equal(a.results[0].response_code, 500);
+test('without external_id: batch_id is an id the service assigns, carried as external_id by each image\'s request', async () => {
+  const k = await t.newKey();
+  const urls = [images.url('/images/camera.png'), images.url('/status/500'), 'ftp://example.com/a.png'];
+  const res = await batch({ image_urls: urls }, k);
+  assert.equal(res.statusCode, 200, res.body);
+  const a = json<any>(res);
+  assert.equal(typeof a.batch_id, 'string', 'batch_id is a string in the contract, never null');
+  assert.match(a.batch_id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.equal(a.total_images, 3);
+  assert.equal(a.results[1].response_code, 500);
+  const rows = await t.db('requests').where({ key_id: k.id });
+  assert.equal(rows.length, 2);
+  assert.ok(rows.every((r) => r.external_id === a.batch_id));
+  // A lookup of each processed image (DONE and ERROR alike) answers that id as its external_id.
+  for (const entry of a.results.slice(0, 2)) {
+    const lookup = json<any>(await t.app.inject({ method: 'GET', url: `/v1/cv/requests/${entry.request_id}`, headers: { 'x-api-key': k.key } }));
+    assert.equal(lookup.external_id, a.batch_id);
+  }
+  // Every batch gets its own.
+  const again = json<any>(await batch({ image_urls: [images.url('/status/500')] }, k));
+  assert.notEqual(again.batch_id, a.batch_id);
+});
+
+test('a batch image stored without an external_id (before batches got an id) answers an empty string, not null', async () => {
+  const [row] = await t.db('requests')
+    .insert({ key_id: key.id, org_id: key.orgId, kind: 'batch', external_id: null, source: 'url', source_url: 'https://example.com/a.png', image_fingerprint: 'url:x', status: 'ERROR', error: 'x' })
+    .returning('id');
+  const res = await t.app.inject({ method: 'GET', url: `/v1/cv/requests/${row.id}`, headers: { 'x-api-key': key.key } });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(json(res).external_id, '');
+});
+
+test('the batch external_id is not idempotent', async () => {
   const b1 = json<any>(await batch({ image_urls: [images.url('/status/500')], external_id: 'again' }));
   const b2 = json<any>(await batch({ image_urls: [images.url('/status/500')], external_id: 'again' }));
   assert.notEqual(b1.results[0].request_id, b2.results[0].request_id);

@@ -76,6 +76,9 @@ test('the sync body is image_url XOR image_base64 in the document and in behavio
 test('createBatchCvRequest, getRequest and submitFeedback: success and error answers match the document', async () => {
   const BATCH = '/v1/cv/requests/batch';
   const batch = check(BATCH, 'post', await post(BATCH, { image_urls: [images.url('/images/camera.png'), 'ftp://x'], external_id: 'b-1' }));
+  // Without external_id: batch_id is still a string (assigned), and so is each image's external_id.
+  const unnamed = check(BATCH, 'post', await post(BATCH, { image_urls: [images.url('/images/camera.png')] }));
+  assert.equal(typeof unnamed.batch_id, 'string');
   check(BATCH, 'post', await post(BATCH, { image_urls: [] }));
   check(BATCH, 'post', await post(BATCH, { image_urls: Array(11).fill('http://a/b.jpg') }));
 
@@ -83,6 +86,8 @@ test('createBatchCvRequest, getRequest and submitFeedback: success and error ans
   const LOOKUP = '/v1/cv/requests/{id}';
   const get = (rid: string, k: TestKey) => t.app.inject({ method: 'GET', url: `/v1/cv/requests/${rid}`, headers: { 'x-api-key': k.key } });
   check(LOOKUP, 'get', await get(id, key));
+  const unnamedId = (unnamed.results as Array<{ request_id: string }>)[0].request_id;
+  assert.equal(check(LOOKUP, 'get', await get(unnamedId, key)).external_id, unnamed.batch_id);
   check(LOOKUP, 'get', await get(id, other));
   check(LOOKUP, 'get', await get('not-a-uuid', key));
   check(LOOKUP, 'get', await get('0b7e3c52-9f0e-4c55-9c43-5a0f2d7a4b11', key));

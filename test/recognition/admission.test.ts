@@ -23,11 +23,12 @@ const draft = (overrides: Partial<RequestDraft> = {}): RequestDraft => ({
 
 const rejected = (code: string) => (err: unknown) => err instanceof RecognitionRejected && err.code === code;
 
-test('a sync admission is one repository call: claimed, charged, written PROCESSING', async () => {
+test('a sync admission is one repository call: claimed, charged, written QUEUED', async () => {
   const { requests, admission } = setup(10, 5);
   const claim = await admission.admitSync(caller, draft());
   assert.equal(claim.kind, 'claimed');
-  assert.equal(claim.record.status, 'PROCESSING');
+  assert.equal(claim.record.status, 'QUEUED');
+  assert.equal(claim.record.startedAt, null);
   assert.deepEqual(requests.calls, ['admit']);
   assert.deepEqual([requests.used, requests.balance], [1, 4]);
 });

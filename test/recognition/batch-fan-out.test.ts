@@ -35,6 +35,22 @@ test('URLs refused on sight are FAILED and free; only accepted ones are charged'
   assert.deepEqual(sizes, [3]);
 });
 
+test('batch_id: the external_id as sent, or an id assigned when none was sent, carried by every image\'s request', async () => {
+  const given = setup(async (_u, r) => done(r));
+  const named = await fanOutBatch(given.deps, caller, { urls: ['https://a/1.jpg'], externalId: 'shelf-7' }, Date.now() + 5_000);
+  assert.equal(named.batch_id, 'shelf-7');
+  assert.deepEqual([...given.requests.rows.values()].map((r) => r.externalId), ['shelf-7']);
+
+  const none = setup(async (_u, r) => done(r));
+  const a = await fanOutBatch(none.deps, caller, { urls: ['https://a/1.jpg', 'ftp://b', 'https://a/2.jpg'], externalId: null }, Date.now() + 5_000);
+  const b = await fanOutBatch(none.deps, caller, { urls: ['https://a/3.jpg'], externalId: null }, Date.now() + 5_000);
+  assert.match(a.batch_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(a.batch_id, b.batch_id, 'each batch gets its own');
+  const byId = (id: string | null) => none.requests.rows.get(id!)?.externalId;
+  assert.deepEqual(a.results.filter((e) => e.request_id !== null).map((e) => byId(e.request_id)), [a.batch_id, a.batch_id]);
+  assert.equal(byId(b.results[0].request_id), b.batch_id);
+});
+
 test('one image refused after DNS is given back; a failing image never affects the others', async () => {
   const { deps, requests } = setup(async (url, r, repo) => {
     if (url.endsWith('/refused')) {

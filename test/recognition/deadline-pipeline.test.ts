@@ -33,10 +33,9 @@ function setup(detect: (bytes: Uint8Array, o?: DetectOptions) => Promise<Detecti
   return { requests, stored, logger, pipeline };
 }
 
-/** A request admitted as the service admits it: sync PROCESSING, batch QUEUED; charged one unit. */
+/** A request admitted as the service admits it, sync or batch: QUEUED, charged one unit. */
 async function claimed(requests: InMemoryRequests, kind: 'sync' | 'batch' = 'sync') {
-  const status = kind === 'sync' ? 'PROCESSING' : 'QUEUED';
-  const a = await requests.admit({ keyId: 'key-1', orgId: 'org-1', quota: 100, month: '2026-11', idempotent: kind === 'sync', status, requests: [newRequest({ kind })] });
+  const a = await requests.admit({ keyId: 'key-1', orgId: 'org-1', quota: 100, month: '2026-11', idempotent: kind === 'sync', status: 'QUEUED', requests: [newRequest({ kind })] });
   assert.equal(a.outcome, 'admitted');
   return a.outcome === 'admitted' ? a.records[0] : assert.fail();
 }
@@ -50,14 +49,62 @@ test('an image within its deadline ends DONE with only the caller\'s classes, im
   assert.deepEqual(out.kind === 'finished' && out.record.results.map((r) => r.label), ['dog']);
   assert.ok(stored.has(record.id));
   assert.equal(out.kind === 'finished' && out.record.imageStored, true);
-  // A sync request was written PROCESSING by its admission: one write here, the ending.
-  assert.deepEqual(requests.calls, ['admit', 'finishDone']);
+  // QUEUED at admission, PROCESSING as inference starts, then the ending.
+  assert.deepEqual(requests.calls, ['admit', 'markProcessing', 'finishDone']);
 });
 
-test('a batch image waits QUEUED and is marked PROCESSING when its turn comes', async () => {
-  const { requests, pipeline } = setup(async () => outcome(['person']));
-  const record = await claimed(requests, 'batch');
-  const out = await pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+for (const kind of ['sync', 'batch'] as const) {
+  test(`${kind}: QUEUED while its image is fetched, PROCESSING while inference runs, then DONE`, async () => {
+    const fetched = deferred<FetchedImage>();
+    const inferred = deferred<DetectionOutcome>();
+    let detecting = false;
+    const { requests, pipeline } = setup(
+      () => {
+        detecting = true;
+        return inferred.promise;
+      },
+      () => fetched.promise,
+    );
+    const record = await claimed(requests, kind);
+    const status = () => requests.rows.get(record.id)?.status;
+    assert.equal(record.status, 'QUEUED');
+    const run = pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(status(), 'QUEUED', 'the image is still being fetched');
+    fetched.resolve(image);
+    while (!detecting) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(status(), 'PROCESSING');
+    assert.ok(requests.rows.get(record.id)?.startedAt instanceof Date);
+    inferred.resolve(outcome(['person']));
+    const out = await run;
+    assert.equal(out.kind === 'finished' && out.record.status, 'DONE');
+    assert.equal(status(), 'DONE');
+  });
+}
+
+test('the PROCESSING write does not hold up inference, and the ending waits for it', async () => {
+  let detecting = false;
+  const { requests, pipeline } = setup(async () => {
+    detecting = true;
+    return outcome(['person']);
+  });
+  const answered = deferred<void>();
+  const markProcessing = requests.markProcessing.bind(requests);
+  requests.markProcessing = async (id) => {
+    const ok = await markProcessing(id);
+    await answered.promise; // the database has not answered yet
+    return ok;
+  };
+  const record = await claimed(requests);
+  const run = pipeline.run(caller, record, { kind: 'url', url: 'https://img.example/a.jpg' }, Date.now() + 5_000);
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  // Inference started (and finished) while the PROCESSING write was still unanswered…
+  assert.ok(detecting, 'inference waited for the PROCESSING write');
+  // …and the ending waits for that answer, so DONE can never be overwritten or come first.
+  assert.deepEqual(requests.calls, ['admit', 'markProcessing']);
+  answered.resolve();
+  const out = await run;
   assert.equal(out.kind === 'finished' && out.record.status, 'DONE');
   assert.deepEqual(requests.calls, ['admit', 'markProcessing', 'finishDone']);
 });

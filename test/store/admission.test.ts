@@ -31,7 +31,7 @@ function draft(key: KeyLimits, overrides: Partial<NewRequest> = {}): NewRequest 
     keyId: key.keyId,
     orgId: key.orgId,
     kind: 'batch',
-    externalId: null,
+    externalId: 'batch-1',
     source: 'url',
     sourceUrl: 'https://example.com/a.png',
     imageFingerprint: 'url:https://example.com/a.png',
