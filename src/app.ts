@@ -120,11 +120,13 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   app.addHook('onRequest', async (request) => {
     request.arrivedAt = Date.now();
   });
-  installErrorHandling(app);
+  const errorHandling = installErrorHandling(app);
   // First, so its hooks also see the 503s of draining: request metrics, rejections by reason,
   // the SERVER span, one log line per request, GET /metrics.
   const metrics = deps.metrics ?? new Metrics();
   await app.register(telemetryPlugin, { metrics });
+  // A method the path's own route lacks is 405, not a parametric route's answer (after telemetry: measured).
+  app.addHook('onRequest', errorHandling.refuseShadowedMethods);
 
   installConnectionLimits(app, config);
 

@@ -108,7 +108,11 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
 
 /** Methods registered per route pattern, to tell an unknown path (404) from a wrong method (405). */
 class RouteTable {
-  private readonly routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  private readonly routes: Array<{ pattern: RegExp; methods: Set<string>; staticPath?: string }> = [];
+
+  static isPattern(url: string): boolean {
+    return url.includes(':') || url.includes('*');
+  }
 
   add(url: string, methods: string[]): void {
     const source = url
@@ -117,40 +121,83 @@ class RouteTable {
       .join('');
     let entry = this.routes.find((r) => r.pattern.source === `^${source}$`);
     if (!entry) {
-      entry = { pattern: new RegExp(`^${source}$`), methods: new Set() };
+      entry = { pattern: new RegExp(`^${source}$`), methods: new Set(), staticPath: RouteTable.isPattern(url) ? undefined : url };
       this.routes.push(entry);
     }
     for (const m of methods) entry.methods.add(m);
     if (entry.methods.has('GET')) entry.methods.add('HEAD');
   }
 
+  /**
+   * The methods a path has. A path that names a static route is that route's alone: a
+   * parametric pattern that also matches it (`/v1/cv/requests/:id` on `/v1/cv/requests/sync`)
+   * is not meant for it, so its methods do not count there.
+   */
   allowed(path: string): string[] {
+    const own = this.staticMethods(path);
+    if (own !== undefined) return own;
     const methods = new Set<string>();
     for (const r of this.routes) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
     return [...methods].sort();
   }
+
+  /** The methods of the static route at exactly this path, or undefined when there is none. */
+  staticMethods(path: string): string[] | undefined {
+    const own = this.routes.find((r) => r.staticPath === path);
+    return own && [...own.methods].sort();
+  }
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
-  const table = new RouteTable();
-  app.addHook('onRoute', (route) => {
-    table.add(route.url, Array.isArray(route.method) ? route.method : [route.method]);
-  });
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const apiErr = toApiError(err, request);
+function methodNotAllowed(method: string, path: string, allowed: string[]): ApiError {
+  const list = allowed.join(', ');
+  return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; allowed: ${list}`, {}, { Allow: list });
+}
+
+/** How a part of the service names a failure in the catalogue (the console has its own word for schema failures). */
+export type ErrorTranslation = (err: FastifyError, request: FastifyRequest) => ApiError;
+
+/**
+ * The error handler of every encapsulation context (the console's included): translate, log,
+ * and send through sendApiError, so each refusal's code reaches the metrics and the log line.
+ */
+export function errorHandler(translate: ErrorTranslation = toApiError) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const apiErr = translate(err, request);
     if (apiErr.code === 'DATABASE_UNAVAILABLE') request.log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database unavailable');
     else if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ error_code: apiErr.code }, 'request refused');
     void sendApiError(reply, apiErr);
+  };
+}
+
+export interface ErrorHandling {
+  /**
+   * onRequest hook: 405 for a request that a parametric route matched on the path of a static
+   * route without that method (GET /v1/cv/requests/sync is not a lookup of the id "sync"), before
+   * that route's own hooks (authentication) run. Add it after telemetry's hooks, so the
+   * refusal is measured and logged like any other.
+   */
+  refuseShadowedMethods: (request: FastifyRequest) => Promise<void>;
+}
+
+export function installErrorHandling(app: FastifyInstance): ErrorHandling {
+  const table = new RouteTable();
+  app.addHook('onRoute', (route) => {
+    table.add(route.url, Array.isArray(route.method) ? route.method : [route.method]);
   });
+  app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const allowed = table.allowed(path);
-    if (allowed.length > 0) {
-      void reply.header('Allow', allowed.join(', '));
-      void sendApiError(reply, new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
-      return;
-    }
-    void sendApiError(reply, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${request.method} ${path}`));
+    void sendApiError(reply, allowed.length > 0 ? methodNotAllowed(request.method, path, allowed) : new ApiError('ROUTE_NOT_FOUND', `No endpoint ${request.method} ${path}`));
   });
+  return {
+    refuseShadowedMethods: async (request) => {
+      const route = request.routeOptions.url;
+      if (route === undefined || !RouteTable.isPattern(route)) return;
+      const path = request.url.split('?')[0];
+      const own = table.staticMethods(path);
+      if (own !== undefined && !own.includes(request.method)) throw methodNotAllowed(request.method, path, own);
+    },
+  };
 }

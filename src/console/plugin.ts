@@ -1,14 +1,15 @@
 /**
  * The console: the session-authenticated console API under /console/api/v1 and the web
- * app under /console, as one encapsulated Fastify plugin. Its own error handler maps
- * schema failures to VALIDATION_FAILED and otherwise reuses the public API's catalogue.
+ * app under /console, as one encapsulated Fastify plugin. Errors leave through the service's
+ * one error handler (src/api/error-handler.ts) with the console's translation: schema
+ * failures are VALIDATION_FAILED, everything else the public API's catalogue code.
  */
 import cookie from '@fastify/cookie';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Knex } from 'knex';
 import type { Config } from '../config.js';
 import { ApiError } from '../api/errors.js';
-import { toApiError } from '../api/error-handler.js';
+import { errorHandler, toApiError } from '../api/error-handler.js';
 import type { ImageUrlSigner } from '../images/types.js';
 import { readCatalog, type CatalogConfig } from '../models/catalog-source.js';
 import { authRoutes } from './auth-routes.js';
@@ -53,6 +54,13 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
   await app.register(consolePlugin, { ...options, prefix: CONSOLE_PREFIX });
 }
 
+/** The console's word for a schema failure or any other unreadable input is VALIDATION_FAILED. */
+function consoleApiError(err: FastifyError, request: FastifyRequest): ApiError {
+  if (err.validation) return new ApiError('VALIDATION_FAILED', `Invalid ${err.validationContext ?? 'request'}: ${err.message}`);
+  const apiErr = toApiError(err, request);
+  return apiErr.code === 'INVALID_PARAMETERS' ? new ApiError('VALIDATION_FAILED', apiErr.message) : apiErr;
+}
+
 async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const { config } = options;
   let labels: Promise<string[]> | undefined;
@@ -83,13 +91,8 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
     reply.header('Cross-Origin-Opener-Policy', 'same-origin');
     if (request.url.startsWith(CONSOLE_API_PREFIX) && !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
   });
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    let apiErr = err.validation ? new ApiError('VALIDATION_FAILED', `Invalid ${err.validationContext ?? 'request'}: ${err.message}`) : toApiError(err, request);
-    if (apiErr.code === 'INVALID_PARAMETERS') apiErr = new ApiError('VALIDATION_FAILED', apiErr.message);
-    if (apiErr.status >= 500) request.log.error({ err }, 'console request failed');
-    else request.log.info({ error_code: apiErr.code }, 'console request refused');
-    void reply.code(apiErr.status).headers(apiErr.headers).send(apiErr.body());
-  });
+  // The one error handler, with the console's translation: its code reaches metrics and logs.
+  app.setErrorHandler(errorHandler(consoleApiError));
 
   await app.register(authRoutes(ctx), { prefix: '/api/v1' });
   await app.register(orgRoutes(ctx), { prefix: '/api/v1' });

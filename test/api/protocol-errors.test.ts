@@ -90,9 +90,9 @@ test('a wrong method on a known path is 405 with Allow; an unknown path is 404',
   const del = await t.app.inject({ method: 'DELETE', url: '/v1/cv/feedback' });
   assert.equal(del.statusCode, 405, del.body);
   assert.equal(del.headers.allow, 'POST');
-  // GET /v1/cv/requests/sync is a lookup of the id "sync" (a 400), so GET is allowed there too.
+  // A static path is its own route's alone: the lookup's GET /v1/cv/requests/:id is not allowed on it.
   const patch = await t.app.inject({ method: 'PATCH', url: '/v1/cv/requests/sync' });
-  assert.equal(patch.headers.allow, 'GET, HEAD, POST');
+  assert.equal(patch.headers.allow, 'POST');
   assertCatalogue(del.body, 'METHOD_NOT_ALLOWED');
 
   const put = await t.app.inject({ method: 'PUT', url: '/v1/cv/requests/0b7e3c52-9f0e-4c55-9c43-5a0f2d7a4b11' });
@@ -103,6 +103,25 @@ test('a wrong method on a known path is 405 with Allow; an unknown path is 404',
   assert.equal(miss.statusCode, 404);
   assert.equal(miss.headers.allow, undefined);
   assertCatalogue(miss.body, 'ROUTE_NOT_FOUND');
+});
+
+test('GET on the sync and batch paths is 405 with Allow: POST, not a lookup of the id "sync" (400)', async () => {
+  for (const path of ['/v1/cv/requests/sync', '/v1/cv/requests/batch']) {
+    for (const method of ['GET', 'HEAD'] as const) {
+      // Refused before authentication, like any other wrong method: with a key, a wrong key or none.
+      for (const headers of [{ 'x-api-key': key.key }, { 'x-api-key': 'cvk_not-a-key' }, {}]) {
+        const res = await t.app.inject({ method, url: `${path}?x=1`, headers });
+        assert.equal(res.statusCode, 405, `${method} ${path}: ${res.body}`);
+        assert.equal(res.headers.allow, 'POST');
+        if (method === 'GET') assertCatalogue(res.body, 'METHOD_NOT_ALLOWED');
+      }
+    }
+  }
+  // The lookup itself is unchanged.
+  const lookup = (id: string) => t.app.inject({ method: 'GET', url: `/v1/cv/requests/${id}`, headers: { 'x-api-key': key.key } });
+  assertCatalogue((await lookup('not-a-uuid')).body, 'INVALID_REQUEST_ID');
+  assertCatalogue((await lookup('syncs')).body, 'INVALID_REQUEST_ID');
+  assertCatalogue((await lookup('0b7e3c52-9f0e-4c55-9c43-5a0f2d7a4b11')).body, 'REQUEST_NOT_FOUND');
 });
 
 test('a JSON "__proto__" key is dropped, not answered "not valid JSON"', async () => {

@@ -1,0 +1,128 @@
+/**
+ * Console refusals reach telemetry like the public API's: each console entry of
+ * REJECTION_REASONS is produced by a real request to the real app, counted in
+ * rejections_total under its reason, and named (error_code) in the request's log line.
+ * Guards against a console error path that bypasses the one error translation point.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { Knex } from 'knex';
+import pino from 'pino';
+import type { ErrorCode } from '../../src/api/errors.js';
+import { buildApp, createServices, type Services } from '../../src/app.js';
+import { CONSOLE_ERRORS } from '../../src/console/context.js';
+import { createDb } from '../../src/store/db.js';
+import { migrateLatest } from '../../src/store/migrate.js';
+import { createOrg } from '../../src/store/orgs.js';
+import { loggerOptions } from '../../src/telemetry/logging.js';
+import { REJECTION_REASONS } from '../../src/telemetry/http.js';
+import { testConfig } from '../helpers/app.js';
+import { API, consoleUser, login } from '../helpers/console.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
+
+const lines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+    done();
+  },
+});
+const logger = pino(loggerOptions('info'), sink);
+
+let database: TestDatabase;
+let db: Knex;
+let services: Services;
+let app: FastifyInstance;
+let dataDir: string;
+let orgId: string;
+
+before(async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'recog-console-rej-'));
+  const config = testConfig(database.url, dataDir, { LOG_LEVEL: 'info' });
+  db = createDb(database.url);
+  await migrateLatest(db);
+  services = await createServices(config, db, logger);
+  // An account is locked after 2 failed sign-ins; addresses are never locked here.
+  const throttle = {
+    account: { slowAfter: 100, lockAfter: 2, lockSeconds: 60, windowSeconds: 60 },
+    address: { slowAfter: 1000, lockAfter: 1000, lockSeconds: 60, windowSeconds: 60 },
+  };
+  app = await buildApp({ ...services, console: { throttle } }, { loggerInstance: logger, sweepAbandoned: false });
+  await app.ready();
+  orgId = (await createOrg(db, { name: `console-rej-${process.pid}`, balance: null })).id;
+});
+after(async () => {
+  await app?.close();
+  await services?.close();
+  await db?.destroy();
+  await database?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+/** rejections_total by reason, from the app's own /metrics. */
+async function rejections(): Promise<Map<string, number>> {
+  const res = await app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  const out = new Map<string, number>();
+  for (const m of res.body.matchAll(/^rejections_total\{reason="([a-z_]+)"\} (\d+)$/gm)) out.set(m[1], Number(m[2]));
+  return out;
+}
+
+/** The one telemetry line ("request") a request wrote, among the lines logged from `from` on. */
+function requestLine(from: number): Record<string, unknown> {
+  const found = lines.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+  assert.equal(found.length, 1, `one request line: ${lines.slice(from).join('\n')}`);
+  return found[0];
+}
+
+const reached = new Set<ErrorCode>();
+
+/** Sends the request, expects `code`, and checks its metric and its log line. */
+async function expectRefusal(code: ErrorCode, request: InjectOptions & { method: string; url: string }): Promise<void> {
+  const reason = REJECTION_REASONS[code];
+  assert.ok(reason !== undefined, `${code} is a rejection`);
+  const before = await rejections();
+  const from = lines.length;
+  const res = await app.inject(request);
+  assert.equal((JSON.parse(res.body) as { error_code?: string }).error_code, code, `${request.method} ${request.url}: ${res.statusCode} ${res.body}`);
+  const after = await rejections();
+  assert.equal((after.get(reason) ?? 0) - (before.get(reason) ?? 0), 1, `${code} counts one rejection with reason ${reason}`);
+  const line = requestLine(from);
+  assert.equal(line.error_code, code, `the request line of ${code} names it: ${JSON.stringify(line)}`);
+  assert.equal(line.status_code, res.statusCode);
+  reached.add(code);
+}
+
+test('every console refusal is counted by reason and logged with its error_code, each console code reached', async () => {
+  const viewer = await consoleUser(db, 'viewer@example.com', [{ orgId, role: 'viewer' }]);
+  const viewerTokens = await login(app, viewer.email);
+
+  await expectRefusal('UNAUTHENTICATED', { method: 'GET', url: `${API}/me` });
+  await expectRefusal('VALIDATION_FAILED', { method: 'POST', url: `${API}/auth/login`, payload: { email: 'a@example.com' } });
+  // A cookie session on an unsafe method without the x-csrf-token header.
+  await expectRefusal('CSRF_FAILED', { method: 'POST', url: `${API}/auth/refresh`, payload: {}, cookies: { rc_refresh: 'rcr_x', rc_csrf: 'token' } });
+  await expectRefusal('INVALID_CREDENTIALS', { method: 'POST', url: `${API}/auth/login`, payload: { email: 'nobody@example.com', password: 'wrong password' } });
+  await expectRefusal('INVALID_CREDENTIALS', { method: 'POST', url: `${API}/auth/login`, payload: { email: 'nobody@example.com', password: 'wrong password' } });
+  await expectRefusal('LOGIN_THROTTLED', { method: 'POST', url: `${API}/auth/login`, payload: { email: 'nobody@example.com', password: 'wrong password' } });
+  await expectRefusal('FORBIDDEN_ROLE', {
+    method: 'POST',
+    url: `${API}/orgs/${orgId}/keys`,
+    headers: { authorization: `Bearer ${viewerTokens.access_token}` },
+    payload: { name: 'not allowed', classes: ['*'] },
+  });
+  const spent = viewerTokens.refresh_token;
+  const rotated = await app.inject({ method: 'POST', url: `${API}/auth/refresh`, payload: { refresh_token: spent } });
+  assert.equal(rotated.statusCode, 200, rotated.body);
+  await expectRefusal('REFRESH_REUSED', { method: 'POST', url: `${API}/auth/refresh`, payload: { refresh_token: spent } });
+
+  // Not just the table: every console code that is a rejection was reached above.
+  const consoleRejections = CONSOLE_ERRORS.filter((c) => REJECTION_REASONS[c] !== undefined);
+  assert.ok(consoleRejections.length >= 7, consoleRejections.join(', '));
+  for (const code of consoleRejections) assert.ok(reached.has(code), `${code} (${REJECTION_REASONS[code]}) is reached by a real request`);
+});
