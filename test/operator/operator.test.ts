@@ -385,6 +385,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       .filter((v) => v.labels.method === method && (code === undefined || v.labels.code === code))
       .reduce((n, v) => n + v.value, 0);
   const successes = async () => (await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'success')?.value ?? 0;
+  const failures = async () => (await leader!.metrics.reconciles.get()).values.find((v) => v.labels.result === 'error')?.value ?? 0;
   const newResource = (name: string, spec: Any = {}): Any => {
     const o = yamlDocs(path.join(SAMPLES, 'recognitionservice-minimal.yaml'))[0] as Any;
     o.metadata = { name, namespace: NS };
@@ -393,6 +394,14 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
   };
   const eventsFor = async (name: string) =>
     (await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `regarding.name=${name}` })).items;
+  type KubeEvent = Awaited<ReturnType<typeof eventsFor>>[number];
+  /**
+   * The first event on the resource that matches, once it is there. The operator records
+   * events fire-and-forget (src/operator/events.ts: the POST is not awaited), after the
+   * apply or status write that a test waits for: reading them once right after is a race.
+   */
+  const eventFor = (name: string, what: string, match: (e: KubeEvent) => boolean) =>
+    eventually(async () => (await eventsFor(name)).find(match), `${what} event on ${name}`);
 
   // Issue 15, point 1.
   test('turning autoscaling on keeps the running replica count (handed over to the HPA, not reset to 1)', async () => {
@@ -412,9 +421,9 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       assert.equal((await getDep('scaler-api')).spec?.replicas, 3, 'replicas kept while the HPA takes over');
       await new Promise((r) => setTimeout(r, 200));
     }
-    const events = await eventsFor('scaler');
-    assert.ok(events.some((e) => e.reason === 'Created' && /Deployment team-a\/scaler-api/.test(e.note ?? '')), 'a Created event through events.k8s.io');
-    assert.equal(events.find((e) => e.reason === 'Created')?.reportingController, 'cv.recognition.io/recognition-operator');
+    // A Created event through events.k8s.io.
+    const created = await eventFor('scaler', 'a Created event for Deployment team-a/scaler-api', (e) => e.reason === 'Created' && /Deployment team-a\/scaler-api/.test(e.note ?? ''));
+    assert.equal(created.reportingController, 'cv.recognition.io/recognition-operator');
   });
 
   // Issue 15, points 6 and 7.
@@ -465,16 +474,20 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     assert.equal(condition(rs, 'Ready')?.status, 'False');
     // The other children are made all the same.
     await eventually(async () => ((await getDep('foreign-triton')).metadata?.ownerReferences?.[0]?.name === 'foreign' ? true : undefined), 'the other children');
-    await new Promise((r) => setTimeout(r, 1000));
+    // The refusal is recorded during the apply but fire-and-forget (its POST is not awaited, so
+    // it may land after the status above): wait for the event itself.
+    const refused = await eventFor('foreign', 'an AdoptionRefused', (e) => e.reason === 'AdoptionRefused');
+    assert.equal(refused.type, 'Warning');
+    assert.match(refused.note ?? '', /foreign-api/);
+    // An OwnershipConflict is retried with backoff: after two more attempts, none has touched
+    // the foreign objects or recorded the refusal again.
+    const attempts = await failures();
+    await eventually(async () => ((await failures()) >= attempts + 2 ? true : undefined), 'two retries of the conflicting resource');
     const still = await getDep('foreign-api');
     assert.equal(still.metadata?.resourceVersion, theirs.metadata?.resourceVersion, 'not written');
     assert.equal(still.metadata?.ownerReferences, undefined);
     assert.ok(await hpas.readNamespacedHorizontalPodAutoscaler({ name: 'foreign-triton', namespace: NS }), 'a foreign HPA is not deleted');
-    const events = await eventsFor('foreign');
-    const refused = events.find((e) => e.reason === 'AdoptionRefused');
-    assert.equal(refused?.type, 'Warning');
-    assert.match(refused?.note ?? '', /foreign-api/);
-    assert.equal(events.filter((e) => e.reason === 'AdoptionRefused').length, 1, 'repeats are rate-limited');
+    assert.equal((await eventsFor('foreign')).filter((e) => e.reason === 'AdoptionRefused').length, 1, 'repeats are rate-limited');
 
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'foreign' });
     await apps.deleteNamespacedDeployment({ name: 'foreign-api', namespace: NS });
@@ -508,15 +521,19 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     const memoryOwners = (d: V1Deployment) =>
       (d.metadata?.managedFields ?? []).filter((m) => JSON.stringify(m.fieldsV1).includes('"f:limits":{"f:memory"')).map((m) => m.manager);
     assert.deepEqual(memoryOwners(await getDep('shared-api')), ['someone'], 'the operator gave the field up');
-    const event = (await eventsFor('shared')).find((e) => e.reason === 'FieldConflict');
-    assert.equal(event?.type, 'Warning');
-    assert.match(event?.note ?? '', /shared-api.*limits\.memory.*"someone"/);
+    const event = await eventFor('shared', 'a FieldConflict', (e) => e.reason === 'FieldConflict');
+    assert.equal(event.type, 'Warning');
+    assert.match(event.note ?? '', /shared-api.*limits\.memory.*"someone"/);
 
     // Reported, not fought over: reconciles while nothing changes send no PATCH.
     const patches = await requests('PATCH');
-    const n = await successes();
-    for (let i = 0; i < 3; i++) await core.patchNamespacedService({ name: 'shared-api', namespace: NS, body: { metadata: { annotations: { poke: String(i) } } } }, merge);
-    await eventually(async () => ((await successes()) >= n + 3 ? true : undefined), 'reconciles after the pokes');
+    // One poke at a time, each followed by a reconcile: pokes sent back to back would fold
+    // into fewer reconciles (src/operator/queue.ts: a key is queued once, re-run once if dirty).
+    for (let i = 0; i < 3; i++) {
+      const reconciled = await successes();
+      await core.patchNamespacedService({ name: 'shared-api', namespace: NS, body: { metadata: { annotations: { poke: String(i) } } } }, merge);
+      await eventually(async () => ((await successes()) > reconciled ? true : undefined), `a reconcile after poke ${i}`);
+    }
     await new Promise((r) => setTimeout(r, 500));
     assert.equal((await requests('PATCH')) - patches, 0, 'no apply while the conflict stands');
 
@@ -524,7 +541,7 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     await theirs({ image: 'theirs:1', resources: { limits: { memory: '2Gi' } } });
     await eventually(async () => ((await container()).image === 'recognition-service:0.1.0' ? true : undefined), 'image taken back');
     assert.equal((await container()).resources?.limits?.memory, '2Gi');
-    assert.ok((await eventsFor('shared')).some((e) => e.reason === 'FieldsReclaimed' && /image \(field manager "someone"\)/.test(e.note ?? '')));
+    await eventFor('shared', 'a FieldsReclaimed', (e) => e.reason === 'FieldsReclaimed' && /image \(field manager "someone"\)/.test(e.note ?? ''));
     rs = await getRs('shared');
     assert.equal(condition(rs, 'Degraded')?.reason, 'FieldConflict', 'the memory conflict is still reported');
 
@@ -573,7 +590,13 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
       outage(true);
       await new Promise((r) => setTimeout(r, 1_200));
       outage(false);
-      await new Promise((r) => setTimeout(r, 800));
+      const back = Date.now();
+      // Renewed after the outage (read directly, not through the proxy): only then is it over
+      // for the elector, and it must not have stepped down meanwhile.
+      await eventually(async () => {
+        const spec = (await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'outage-test', namespace: OP_NS })).spec;
+        return spec?.holderIdentity === 'survivor' && spec.renewTime && new Date(spec.renewTime).getTime() >= back ? true : undefined;
+      }, 'the Lease renewed once the API server is back', 10_000);
       assert.deepEqual([elector.isLeader, started, stopped], [true, 1, 0], 'a short outage keeps the leader');
       outage(true);
       await eventually(async () => (stopped === 1 ? true : undefined), 'steps down past the renew deadline', 10_000);
@@ -764,7 +787,8 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, POD_NAME: 'cli-operator', LOG_LEVEL: 'info' } });
     let log = '';
     child.stderr.on('data', (d) => (log += String(d)));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': the last stderr lines (operator stopped) may still be unread at 'exit'.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     try {
       await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 'CLI operator ready');
       assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
