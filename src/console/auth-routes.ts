@@ -4,10 +4,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../api/errors.js';
 import {
-  listSessions, ownsSession, revokeSession, revokeUserSessions, rotateRefresh, sessionForAccessToken, sessionForRefreshToken, startSession,
+  changePassword, listSessions, ownsSession, revokeSession, rotateRefresh, sessionForAccessToken, sessionForRefreshToken, startSession,
   type TokenPair,
 } from '../store/sessions.js';
-import { findUserByEmail, getUser, membershipsOf, setPassword } from '../store/users.js';
+import { findUserByEmail, getUser, membershipsOf } from '../store/users.js';
 import type { ConsoleContext } from './context.js';
 import { SECURITY, TAG } from './context.js';
 import { burnPasswordCheck, hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.js';
@@ -86,7 +86,9 @@ export function authRoutes(ctx: ConsoleContext) {
           throw new ApiError('INVALID_CREDENTIALS');
         }
         await ctx.throttle.clear(subjects[0]);
-        const pair = await startSession(db, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip });
+        // null: the password changed while it was being checked; the one presented is no longer it.
+        const pair = await startSession(db, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash);
+        if (!pair) throw new ApiError('INVALID_CREDENTIALS');
         void reply.header('Cache-Control', 'no-store');
         if (cookieMode(request)) {
           setCookies(request, reply, pair, true);
@@ -171,7 +173,17 @@ export function authRoutes(ctx: ConsoleContext) {
 
     app.post(
       '/me/password',
-      { onRequest: session, schema: { tags: [TAG], summary: 'Change your password (signs out your other sessions)', body: PasswordBody, security: SECURITY } },
+      {
+        onRequest: session,
+        schema: {
+          tags: [TAG],
+          summary: 'Change your password: every session ends, this client gets a new one',
+          description:
+            'In one transaction with the change, every session of the user is revoked (this one included) and a new session is started for the caller, answered like a sign-in (cookies for a browser session). Sessions signed in before the change are refused from then on.',
+          body: PasswordBody,
+          security: SECURITY,
+        },
+      },
       async (request, reply) => {
         const u = userOf(request);
         const body = request.body as { current_password: string; new_password: string };
@@ -179,9 +191,17 @@ export function authRoutes(ctx: ConsoleContext) {
         if (!(await verifyPassword(body.current_password, user.password_hash))) throw new ApiError('INVALID_CREDENTIALS', 'The current password is wrong');
         const problem = passwordProblem(body.new_password);
         if (problem) throw new ApiError('VALIDATION_FAILED', problem);
-        await setPassword(db, u.id, await hashPassword(body.new_password));
-        await revokeUserSessions(db, u.id, 'password_changed', u.sessionId);
-        return reply.code(204).send();
+        const pair = await changePassword(db, u.id, await hashPassword(body.new_password), 'password_changed', {
+          ttl: ctx.ttl,
+          client: { userAgent: request.headers['user-agent'], ip: request.ip },
+        });
+        if (!pair) throw new Error('changePassword started no session');
+        void reply.header('Cache-Control', 'no-store');
+        if (u.via === 'cookie') {
+          setCookies(request, reply, pair, false);
+          return tokenBody(pair, user, false);
+        }
+        return tokenBody(pair, user, true);
       },
     );
 

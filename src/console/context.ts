@@ -16,6 +16,8 @@ export interface ConsoleContext {
   secureCookies: boolean;
   defaultRateLimitPerMinute: number;
   defaultMonthlyQuota: number;
+  /** Base of the links the console hands out (invitations): PUBLIC_BASE_URL. */
+  publicBaseUrl: string;
 }
 
 export const TAG = 'Console';

@@ -5,16 +5,15 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import { ApiError } from '../api/errors.js';
 import { listAudit, writeAudit, type AuditEntry } from '../store/audit.js';
 import { feedbackCounts, latestRequests, monthlyUsageByKey, usageByDay } from '../store/console-usage.js';
 import { ConflictError, NotFoundError, isUuid } from '../store/db.js';
 import { changeKeyStatus, createKey, getKey, listKeys, updateKey, type ApiKey, type KeyFields } from '../store/keys.js';
 import { resolveOrg, type Organization } from '../store/orgs.js';
-import { addMember, changeMember, createUser, emailProblem, findUserByEmail, listMembers, roleIn, ROLES, type Role } from '../store/users.js';
+import { createInvitation, getPendingInvitation, listPendingInvitations, revokeInvitation, type Invitation } from '../store/invitations.js';
+import { changeMember, emailProblem, listMembers, roleIn, ROLES, type Role } from '../store/users.js';
 import { SECURITY, TAG, type ConsoleContext } from './context.js';
-import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
 import { requireSession, userOf } from './session-auth.js';
 
 const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
@@ -63,10 +62,9 @@ type KeyBody = Partial<{
 }>;
 
 const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
-const AddMemberBody = Type.Object(
-  { email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleSchema, password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH })) },
-  { additionalProperties: false },
-);
+// No password: the invitee chooses their own when accepting (issue 29); a body that still sends one is refused.
+const AddMemberBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleSchema }, { additionalProperties: false });
+const InvitationParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }), id: Type.String({ maxLength: 64 }) });
 const ChangeMemberBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
 
 // Query strings arrive as text (the app's validator does not coerce): digits, bounded by intParam.
@@ -287,26 +285,60 @@ export function orgRoutes(ctx: ConsoleContext) {
       return { members: members.map((m) => ({ user: m.user, role: m.role, created_at: iso(m.created_at) })) };
     });
 
-    app.post('/orgs/:org/members', { schema: schema('Add a member (a new user gets a one-time temporary password unless one is given)', { body: AddMemberBody }) }, async (request, reply) => {
-      const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
-      const body = request.body as { email: string; role: Role; password?: string };
-      if (body.role === 'owner' && myRole !== 'owner') throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can make someone owner');
-      const problem = emailProblem(body.email.trim());
-      if (problem) throw new ApiError('VALIDATION_FAILED', problem);
-      let user = await findUserByEmail(db, body.email);
-      let temporary: string | undefined;
-      if (!user) {
-        const password = body.password ?? (temporary = randomBytes(18).toString('base64url'));
-        const pp = passwordProblem(password);
-        if (pp) throw new ApiError('VALIDATION_FAILED', pp);
-        user = await storeCall(async () => createUser(db, { email: body.email, passwordHash: await hashPassword(password) }));
-      }
-      const u = user;
-      await storeCall(() => addMember(db, org.id, u.id, body.role));
-      await audit(request, org.id, 'member.add', { type: 'member', id: u.id, name: u.email }, { role: body.role, new_user: temporary !== undefined || body.password !== undefined });
-      void reply.header('Cache-Control', 'no-store');
-      return reply.code(201).send({ member: { user: { id: u.id, email: u.email }, role: body.role }, ...(temporary ? { temporary_password: temporary } : {}) });
+    function invitationView(i: Invitation) {
+      return {
+        id: i.id,
+        email: i.email,
+        role: i.role,
+        invited_by: { id: i.invited_by, email: i.invited_by_email },
+        created_at: iso(i.created_at) as string,
+        expires_at: iso(i.expires_at) as string,
+      };
+    }
+
+    app.post(
+      '/orgs/:org/members',
+      {
+        schema: schema('Invite a member: a one-time link, shown only in this answer', {
+          description:
+            'Creates an invitation; the invitee sets their own password (no account yet) or accepts as their existing account. The answer is the same whether or not the e-mail has an account. An earlier pending invitation of the same e-mail here is revoked.',
+          body: AddMemberBody,
+        }),
+      },
+      async (request, reply) => {
+        const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
+        const body = request.body as { email: string; role: Role };
+        if (body.role === 'owner' && myRole !== 'owner') throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can make someone owner');
+        const problem = emailProblem(body.email.trim());
+        if (problem) throw new ApiError('VALIDATION_FAILED', problem);
+        const u = userOf(request);
+        const { invitation, token } = await storeCall(() =>
+          createInvitation(db, { orgId: org.id, email: body.email, role: body.role, inviter: { id: u.id, email: u.email }, ip: request.ip }),
+        );
+        void reply.header('Cache-Control', 'no-store');
+        // The fragment is never sent to a server: the token stays out of access logs and Referer headers.
+        return reply.code(201).send({ invitation: invitationView(invitation), invitation_url: `${ctx.publicBaseUrl}/console/#/invite/${token}` });
+      },
+    );
+
+    app.get('/orgs/:org/invitations', { schema: schema('Pending invitations (owners and admins)') }, async (request) => {
+      const { org } = await access(request, LEAST_ROLE.manageMembers);
+      return { invitations: (await listPendingInvitations(db, org.id)).map(invitationView) };
     });
+
+    app.delete(
+      '/orgs/:org/invitations/:id',
+      { schema: schema('Revoke a pending invitation (an owner for an owner invitation)', { params: InvitationParams }) },
+      async (request, reply) => {
+        const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
+        const { id } = request.params as { id: string };
+        const inv = await storeCall(() => getPendingInvitation(db, org.id, id));
+        if (inv.role === 'owner' && myRole !== 'owner') throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can revoke an invitation to be owner');
+        const u = userOf(request);
+        await storeCall(() => revokeInvitation(db, org.id, inv.id, { id: u.id, email: u.email }, request.ip));
+        return reply.code(204).send();
+      },
+    );
 
     async function memberChange(request: FastifyRequest, change: { role: Role } | { remove: true }): Promise<{ orgId: string; before: Role; email: string; userId: string }> {
       const { userId } = request.params as { userId: string };

@@ -13,6 +13,7 @@ import { errorHandler, toApiError } from '../api/error-handler.js';
 import type { ImageUrlSigner } from '../images/types.js';
 import { readCatalog, type CatalogConfig } from '../models/catalog-source.js';
 import { authRoutes } from './auth-routes.js';
+import { invitationRoutes } from './invitation-routes.js';
 import type { ConsoleContext } from './context.js';
 import { orgRoutes } from './org-routes.js';
 import { refusalCounter } from './refusals.js';
@@ -77,6 +78,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
     secureCookies: config.publicBaseUrl.startsWith('https:'),
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
     defaultMonthlyQuota: config.defaultMonthlyQuota,
+    publicBaseUrl: config.publicBaseUrl,
   };
 
   await app.register(cookie);
@@ -96,5 +98,6 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
 
   await app.register(authRoutes(ctx), { prefix: '/api/v1' });
   await app.register(orgRoutes(ctx), { prefix: '/api/v1' });
+  await app.register(invitationRoutes(ctx), { prefix: '/api/v1' });
   await app.register(webRoutes, { assetsDir: options.assetsDir ?? DEFAULT_ASSETS_DIR });
 }

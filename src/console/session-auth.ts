@@ -58,16 +58,33 @@ export function usesCookies(request: FastifyRequest): boolean {
 /** onRequest hook of every authenticated console route. */
 export function requireSession(db: Knex) {
   return async function sessionHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const bearer = bearerToken(request);
-    const token = bearer ?? request.cookies[COOKIE.access];
-    if (!token) throw new ApiError('UNAUTHENTICATED');
-    const via = bearer !== undefined ? 'bearer' : 'cookie';
-    if (via === 'cookie' && !SAFE_METHODS.has(request.method)) checkCsrf(request);
-    const session = await sessionForAccessToken(db, token);
-    if (!session) throw new ApiError('UNAUTHENTICATED', 'The access token is invalid or has expired; refresh it or sign in again');
-    const user = await getUser(db, session.userId);
-    request.consoleUser = { id: user.id, email: user.email, sessionId: session.sessionId, via };
+    const found = await presentedSession(db, request);
+    if (found === 'none') throw new ApiError('UNAUTHENTICATED');
+    if (found === 'invalid') throw new ApiError('UNAUTHENTICATED', 'The access token is invalid or has expired; refresh it or sign in again');
+    request.consoleUser = found;
   };
+}
+
+/**
+ * The signed-in user on a route that also works without a session (accepting an
+ * invitation), or null. A cookie session on an unsafe method still needs the CSRF header.
+ */
+export async function optionalSession(db: Knex, request: FastifyRequest): Promise<ConsoleUser | null> {
+  const found = await presentedSession(db, request);
+  return typeof found === 'string' ? null : found;
+}
+
+async function presentedSession(db: Knex, request: FastifyRequest): Promise<ConsoleUser | 'none' | 'invalid'> {
+  const bearer = bearerToken(request);
+  const token = bearer ?? request.cookies[COOKIE.access];
+  if (!token) return 'none';
+  const via = bearer !== undefined ? 'bearer' : 'cookie';
+  if (via === 'cookie' && !SAFE_METHODS.has(request.method)) checkCsrf(request);
+  // Refuses revoked and expired sessions, and any signed in before the latest password change.
+  const session = await sessionForAccessToken(db, token);
+  if (!session) return 'invalid';
+  const user = await getUser(db, session.userId);
+  return { id: user.id, email: user.email, sessionId: session.sessionId, via };
 }
 
 export function userOf(request: FastifyRequest): ConsoleUser {

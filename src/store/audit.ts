@@ -1,11 +1,11 @@
-/** The console's audit log: who did what to which key or member of an organisation, when, from where. */
+/** The console's audit log: who did what to which key, member or invitation of an organisation, when, from where. Takes a transaction to be written with the change. */
 import type { Knex } from 'knex';
 
 export interface AuditEntry {
   orgId: string;
   actor: { id: string | null; email: string };
   action: string;
-  target: { type: 'key' | 'member'; id: string; name?: string | null };
+  target: { type: 'key' | 'member' | 'invitation'; id: string; name?: string | null };
   details?: Record<string, unknown>;
   ip?: string | null;
 }

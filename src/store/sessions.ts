@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import { NotFoundError } from './db.js';
 
 export const ACCESS_PREFIX = 'rca_';
 export const REFRESH_PREFIX = 'rcr_';
@@ -19,6 +20,9 @@ function newToken(prefix: string): { plain: string; hash: string } {
   const plain = prefix + randomBytes(32).toString('base64url');
   return { plain, hash: hashToken(plain) };
 }
+
+/** A session signed in before the user's latest password change: refused, whatever its tokens say. */
+const STALE = `(u.password_changed_at is not null and s.created_at < u.password_changed_at)`;
 
 export interface TokenPair {
   sessionId: string;
@@ -63,19 +67,67 @@ async function issuePair(trx: Knex, sessionId: string, sessionExpires: Date, ttl
   };
 }
 
-export async function startSession(db: Knex, userId: string, ttl: SessionTtls, client: { userAgent?: string; ip?: string }): Promise<TokenPair> {
+/**
+ * A new session for a user whose password was just checked against `verifiedHash`. The
+ * user's row is read FOR SHARE inside the insert's transaction: when the password changed
+ * after the check (a change that committed meanwhile, or one in flight, which this waits
+ * for), no session is created and the answer is null. A change that starts after this
+ * commits revokes the new session like every other.
+ */
+export async function startSession(
+  db: Knex,
+  userId: string,
+  ttl: SessionTtls,
+  client: { userAgent?: string; ip?: string },
+  verifiedHash: string,
+): Promise<TokenPair | null> {
   // Housekeeping on the user's own rows: ended sessions go (revoked ones after 30 days, kept for inspection).
   await db('console_sessions')
     .where({ user_id: userId })
     .where((q) => q.where('expires_at', '<', db.fn.now()).orWhere('revoked_at', '<', db.raw(`now() - interval '30 days'`)))
     .delete();
   return db.transaction(async (trx) => {
-    const expires = new Date(Date.now() + ttl.refreshSeconds * 1000);
-    const [row] = await trx('console_sessions')
-      .insert({ user_id: userId, expires_at: expires, user_agent: client.userAgent?.slice(0, 300) ?? null, ip: client.ip ?? null })
-      .returning<Array<{ id: string }>>(['id']);
-    return issuePair(trx, row.id, expires, ttl);
+    const user = await trx('users').where({ id: userId }).forShare().first<{ password_hash: string } | undefined>('password_hash');
+    if (!user || user.password_hash !== verifiedHash) return null;
+    return insertSession(trx, userId, ttl, client);
   });
+}
+
+async function insertSession(trx: Knex.Transaction, userId: string, ttl: SessionTtls, client: { userAgent?: string; ip?: string }): Promise<TokenPair> {
+  const expires = new Date(Date.now() + ttl.refreshSeconds * 1000);
+  const [row] = await trx('console_sessions')
+    .insert({ user_id: userId, expires_at: expires, user_agent: client.userAgent?.slice(0, 300) ?? null, ip: client.ip ?? null })
+    .returning<Array<{ id: string }>>(['id']);
+  return issuePair(trx, row.id, expires, ttl);
+}
+
+/**
+ * Sets a new password and, in the same transaction, ends every session of the user: the
+ * row lock of the update orders it against a concurrent sign-in (startSession). With
+ * `newSession`, the caller (who just proved the current password) gets a fresh session,
+ * created at the change, so it passes the `password_changed_at` check; every older one
+ * is refused from now on even if a revocation were missed.
+ */
+export async function changePassword(
+  db: Knex,
+  userId: string,
+  passwordHash: string,
+  reason: 'password_changed' | 'password_reset',
+  newSession?: { ttl: SessionTtls; client: { userAgent?: string; ip?: string } },
+): Promise<TokenPair | null> {
+  return db.transaction(async (trx) => {
+    const n = await trx('users').where({ id: userId }).update({ password_hash: passwordHash, password_changed_at: trx.fn.now() });
+    if (n !== 1) throw new NotFoundError(`no user "${userId}"`);
+    await revokeAllIn(trx, userId, reason);
+    return newSession ? insertSession(trx, userId, newSession.ttl, newSession.client) : null;
+  });
+}
+
+async function revokeAllIn(trx: Knex.Transaction, userId: string, reason: string): Promise<void> {
+  const ids = (
+    await trx('console_sessions').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: trx.fn.now(), revoked_reason: reason }).returning<Array<{ id: string }>>('id')
+  ).map((r) => r.id);
+  if (ids.length > 0) await trx('console_tokens').whereIn('session_id', ids).delete();
 }
 
 export type RefreshOutcome = { ok: true; pair: TokenPair; userId: string } | { ok: false; reason: 'unknown' | 'reused' | 'ended' };
@@ -91,16 +143,18 @@ export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): 
   const outcome = await db.transaction(async (trx): Promise<RefreshOutcome> => {
     const token = await trx('console_tokens as t')
       .join('console_sessions as s', 's.id', 't.session_id')
+      .join('users as u', 'u.id', 's.user_id')
       .where({ 't.token_hash': hash, 't.kind': 'refresh' })
-      .first<{ session_id: string; used_at: Date | null; user_id: string; expires_at: Date; revoked_at: Date | null } | undefined>(
+      .first<{ session_id: string; used_at: Date | null; user_id: string; expires_at: Date; revoked_at: Date | null; stale: boolean } | undefined>(
         't.session_id',
         't.used_at',
         's.user_id',
         's.expires_at',
         's.revoked_at',
+        trx.raw(`${STALE} as stale`),
       );
     if (!token) return { ok: false, reason: 'unknown' };
-    if (token.revoked_at !== null || token.expires_at.getTime() <= Date.now()) return { ok: false, reason: 'ended' };
+    if (token.revoked_at !== null || token.stale || token.expires_at.getTime() <= Date.now()) return { ok: false, reason: 'ended' };
     const spent = await trx('console_tokens').where({ token_hash: hash }).whereNull('used_at').update({ used_at: trx.fn.now() });
     if (spent !== 1) return { ok: false, reason: 'reused' };
     await trx('console_sessions').where({ id: token.session_id }).update({ last_used_at: trx.fn.now() });
@@ -129,9 +183,11 @@ export async function sessionForAccessToken(db: Knex, plain: string): Promise<{ 
   if (!plain.startsWith(ACCESS_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return null;
   const row = await db('console_tokens as t')
     .join('console_sessions as s', 's.id', 't.session_id')
+    .join('users as u', 'u.id', 's.user_id')
     .where({ 't.token_hash': hashToken(plain), 't.kind': 'access' })
     .where('t.expires_at', '>', db.fn.now())
     .whereNull('s.revoked_at')
+    .whereRaw(`not ${STALE}`)
     .where('s.expires_at', '>', db.fn.now())
     .first<{ id: string; user_id: string } | undefined>('s.id', 's.user_id');
   if (!row) return null;
@@ -159,12 +215,4 @@ export async function listSessions(db: Knex, userId: string): Promise<SessionRow
 export async function ownsSession(db: Knex, userId: string, sessionId: string): Promise<boolean> {
   const row = await db('console_sessions').where({ id: sessionId, user_id: userId }).first<{ id: string } | undefined>('id');
   return row !== undefined;
-}
-
-/** Every session of a user (a password change signs out everywhere else). */
-export async function revokeUserSessions(db: Knex, userId: string, reason: string, except?: string): Promise<void> {
-  const q = db('console_sessions').where({ user_id: userId }).whereNull('revoked_at');
-  if (except) q.whereNot({ id: except });
-  const ids = (await q.select<Array<{ id: string }>>('id')).map((r) => r.id);
-  for (const id of ids) await revokeSession(db, id, reason);
 }

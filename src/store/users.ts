@@ -10,6 +10,8 @@ export interface User {
   email: string;
   password_hash: string;
   created_at: Date;
+  /** Sessions created before it are refused (src/store/sessions.ts); a change is changePassword there. */
+  password_changed_at: Date | null;
 }
 
 export interface Membership {
@@ -56,10 +58,6 @@ export async function getUser(db: Knex, id: string): Promise<User> {
   const row = isUuid(id) ? ((await db('users').where({ id }).first()) as User | undefined) : undefined;
   if (!row) throw new NotFoundError(`no user "${id}"`);
   return row;
-}
-
-export async function setPassword(db: Knex, userId: string, passwordHash: string): Promise<void> {
-  await db('users').where({ id: userId }).update({ password_hash: passwordHash, password_changed_at: db.fn.now() });
 }
 
 export async function membershipsOf(db: Knex, userId: string): Promise<Membership[]> {

@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Knex } from 'knex';
-import { usersCreate, usersSetPassword } from '../../src/cli/commands/users.js';
+import { usersCreate, usersInvite, usersSetPassword } from '../../src/cli/commands/users.js';
+import { invitationByToken } from '../../src/store/invitations.js';
 import { sessionForAccessToken, startSession } from '../../src/store/sessions.js';
 import { verifyPassword } from '../../src/console/passwords.js';
 import { createDb } from '../../src/store/db.js';
@@ -80,11 +81,24 @@ test('refuses short passwords, unknown roles, a second membership in the same or
 
 test('set-password replaces a forgotten password and ends the user\'s sessions', async () => {
   const user = (await findUserByEmail(db, 'ada@acme.example'))!;
-  const session = await startSession(db, user.id, { accessSeconds: 600, refreshSeconds: 3600 }, {});
+  const session = (await startSession(db, user.id, { accessSeconds: 600, refreshSeconds: 3600 }, {}, user.password_hash))!;
   await assert.rejects(usersSetPassword(db, 'ada@acme.example', async () => 'short'), /at least 12/);
   await assert.rejects(usersSetPassword(db, 'nobody@acme.example', async () => 'long enough password'), /no user/);
   await usersSetPassword(db, 'ADA@acme.example', async () => 'a brand new passphrase');
   const after = (await findUserByEmail(db, 'ada@acme.example'))!;
   assert.ok(await verifyPassword('a brand new passphrase', after.password_hash));
   assert.equal(await sessionForAccessToken(db, session.accessToken), null);
+});
+
+test('invite prints a one-time link; the operator never chooses the password; audited as the CLI', async () => {
+  await assert.rejects(usersInvite(db, { email: 'cfo@globex.example', org: 'globex', role: 'boss' }, 'http://cv.test'), /--role must be one of/);
+  const r = await usersInvite(db, { email: 'cfo@globex.example', org: 'globex', role: 'admin' }, 'http://cv.test');
+  const token = /^http:\/\/cv\.test\/console\/#\/invite\/(rci_[\w-]+)$/.exec(r.invitation_url)?.[1];
+  assert.ok(token, r.invitation_url);
+  const inv = await invitationByToken(db, token);
+  assert.deepEqual({ email: inv?.email, role: inv?.role, org: inv?.org_name, account: inv?.account_exists }, { email: 'cfo@globex.example', role: 'admin', org: 'globex', account: false });
+  assert.equal(await findUserByEmail(db, 'cfo@globex.example'), null, 'no account until the invitee accepts');
+  const row = await db('audit_log').where({ action: 'invitation.create', target_name: 'cfo@globex.example' }).first();
+  assert.equal(row?.actor_email, 'recog CLI');
+  assert.equal(row?.actor_user_id, null);
 });

@@ -226,7 +226,7 @@ describe('keys', () => {
     const mine = audit.entries.filter((e) => e.target.id === key.id).map((e) => `${e.action} by ${e.actor.email}`).reverse();
     assert.deepEqual(mine, ['key.create by member@example.com', 'key.update by member@example.com', 'key.suspend by member@example.com', 'key.resume by member@example.com', 'key.revoke by admin@example.com']);
     assert.ok(audit.entries.every((e) => typeof e.ip === 'string' && e.ip.length > 0));
-    assert.ok(audit.entries.some((e) => e.action === 'member.add'));
+    assert.ok(audit.entries.some((e) => e.action === 'invitation.create'));
   });
 
   test('a key of another organisation is not found', async () => {

@@ -1,7 +1,8 @@
 /**
  * `recog users …`: console users, bootstrapped without the web. The password comes from
  * a prompt without echo, or from stdin (`--password-stdin`), never from argv, where it
- * would show in `ps` and shell history.
+ * would show in `ps` and shell history. `invite` hands out a one-time link instead, so
+ * the operator never knows the person's password.
  */
 import type { Command } from 'commander';
 import type { Knex } from 'knex';
@@ -10,8 +11,9 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../config.js';
 import { hashPassword, passwordProblem } from '../../console/passwords.js';
 import { resolveOrg } from '../../store/orgs.js';
-import { revokeUserSessions } from '../../store/sessions.js';
-import { addMember, createUser, findUserByEmail, membershipsOf, ROLES, setPassword, type Role } from '../../store/users.js';
+import { createInvitation } from '../../store/invitations.js';
+import { changePassword } from '../../store/sessions.js';
+import { addMember, createUser, findUserByEmail, membershipsOf, ROLES, type Role } from '../../store/users.js';
 import { emit, stdoutOutput, withDatabase } from './db.js';
 
 export interface UserCreated {
@@ -46,9 +48,27 @@ export async function usersSetPassword(db: Knex, email: string, password: () => 
   const pw = await password();
   const problem = passwordProblem(pw);
   if (problem) throw new Error(problem);
-  await setPassword(db, user.id, await hashPassword(pw));
-  await revokeUserSessions(db, user.id, 'password_reset');
+  // One transaction: the new password, every session revoked; older sessions are refused from now on.
+  await changePassword(db, user.id, await hashPassword(pw), 'password_reset');
   return { user: { id: user.id, email: user.email } };
+}
+
+export interface UserInvited {
+  invitation: { id: string; email: string; role: Role; expires_at: string };
+  org: { id: string; name: string };
+  invitation_url: string;
+}
+
+/** A one-time invitation link (the invitee sets their own password or accepts as their account); audited as done by the CLI. */
+export async function usersInvite(db: Knex, o: { email: string; org: string; role: string }, publicBaseUrl: string): Promise<UserInvited> {
+  if (!(ROLES as readonly string[]).includes(o.role)) throw new Error(`--role must be one of ${ROLES.join(', ')} (got "${o.role}")`);
+  const org = await resolveOrg(db, o.org);
+  const { invitation, token } = await createInvitation(db, { orgId: org.id, email: o.email, role: o.role as Role, inviter: { id: null, email: 'recog CLI' } });
+  return {
+    invitation: { id: invitation.id, email: invitation.email, role: invitation.role, expires_at: invitation.expires_at.toISOString() },
+    org: { id: org.id, name: org.name },
+    invitation_url: `${publicBaseUrl}/console/#/invite/${token}`,
+  };
 }
 
 async function readStdin(): Promise<string> {
@@ -100,6 +120,19 @@ export function register(program: Command): void {
         emit(stdoutOutput(Boolean(o.json)), r, () => `${r.created ? 'created' : 'found'} ${r.user.email} (${r.user.id}); ${r.role} of ${r.org.name}`),
       ),
     );
+  users
+    .command('invite')
+    .description('Invite a person to an organisation: prints a one-time link (7 days) where they set their own password, or accept as their existing account')
+    .requiredOption('--email <email>', 'e-mail address')
+    .requiredOption('--org <org>', 'organisation name or id')
+    .option('--role <role>', `${ROLES.join(' | ')}`, 'member')
+    .option('--json', 'print JSON')
+    .action((o: { email: string; org: string; role: string; json?: boolean }) => {
+      const config = loadConfig();
+      return withDatabase(config, (db) => usersInvite(db, o, config.publicBaseUrl)).then((r) =>
+        emit(stdoutOutput(Boolean(o.json)), r, () => `invited ${r.invitation.email} as ${r.invitation.role} of ${r.org.name}; pass this link on (shown once, valid until ${r.invitation.expires_at}):\n${r.invitation_url}`),
+      );
+    });
   users
     .command('set-password')
     .description("Set a user's password (prompted for or read from stdin); signs the user out everywhere")

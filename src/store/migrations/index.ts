@@ -10,6 +10,7 @@ import * as m0200 from './0200_charging.js';
 import * as m0300 from './0300_console.js';
 import * as m0400 from './0400_image_retention.js';
 import * as m0500 from './0500_admission.js';
+import * as m0600 from './0600_invitations.js';
 
 export interface Migration {
   name: string;
@@ -24,4 +25,5 @@ export const migrations: Migration[] = [
   { name: '0300_console', ...m0300 },
   { name: '0400_image_retention', ...m0400 },
   { name: '0500_admission', ...m0500 },
+  { name: '0600_invitations', ...m0600 },
 ];

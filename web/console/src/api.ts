@@ -60,6 +60,18 @@ export async function api<T = Record<string, unknown>>(method: string, path: str
   return parse<T>(res);
 }
 
+/** A call that needs no session (invitations): no silent refresh, no redirect to sign-in on 401. */
+export async function publicCall<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  return parse<T>(await raw(method, path, body));
+}
+
+/** The signed-in user, or null (refreshing once if the access cookie expired), without leaving the page. */
+export async function currentUser(): Promise<Me | null> {
+  let res = await raw('GET', '/me');
+  if (res.status === 401 && (await refresh())) res = await raw('GET', '/me');
+  return res.ok ? ((await res.json()) as Me) : null;
+}
+
 export async function login(email: string, password: string): Promise<void> {
   await parse(await raw('POST', '/auth/login', { email, password }, { 'x-console-session': 'cookie' }));
 }
@@ -90,6 +102,25 @@ export interface Me {
 }
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: Role;
+  invited_by: { id: string | null; email: string };
+  created_at: string;
+  expires_at: string;
+}
+
+/** What an invitation link is for, as its holder sees it. */
+export interface InvitationInfo {
+  org: { name: string };
+  email: string;
+  role: Role;
+  invited_by: string;
+  expires_at: string;
+  new_account: boolean;
+}
 export const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 
 export interface DayUsage {

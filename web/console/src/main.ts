@@ -2,15 +2,19 @@
  * The console web app: hash routes, one page at a time, everything through the console
  * API. No framework: the DOM helper builds elements, text is never parsed as HTML.
  */
-import { api, ApiFailure, login, logout, RANK, whenSignedOut, type Key, type Me, type RequestRow, type Role, type Usage } from './api.js';
+import {
+  api, ApiFailure, currentUser, login, logout, publicCall, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type RequestRow, type Role, type Usage,
+} from './api.js';
 import { annotatedImage, gauge, legend, stackedDays } from './charts.js';
 import { clear, fmtDate, fmtNum, h } from './dom.js';
 
 const root = document.getElementById('app') as HTMLElement;
 let me: Me | null = null;
-/** A panel to show on top of the next keys page (the new key's secret), then forgotten. */
-/** The notice after adding a member (a temporary password is shown once), for the re-rendered page. */
+/** The notice after inviting a member (the one-time link is shown once), for the re-rendered page. */
 let memberNotice: HTMLElement | null = null;
+/** The notice after a password change, for the re-rendered account page. */
+let accountNotice: HTMLElement | null = null;
+/** A panel to show on top of the next keys page (the new key's secret), then forgotten. */
 let flash: ((page: { top: HTMLElement; revoke: (id: string) => void }) => HTMLElement) | null = null;
 
 whenSignedOut(() => {
@@ -97,6 +101,65 @@ function loginPage(): HTMLElement {
     msg,
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
   );
+  return h('div', { class: 'center' }, form);
+}
+
+// ---------------------------------------------------------------- accepting an invitation (no session needed)
+
+async function invitePage(token: string): Promise<HTMLElement> {
+  const msg = h('div');
+  let inv: InvitationInfo;
+  try {
+    inv = (await publicCall<{ invitation: InvitationInfo }>('POST', '/invitations/inspect', { token })).invitation;
+  } catch (err) {
+    return h('div', { class: 'center' }, h('div', { class: 'card login', id: 'invite' }, h('h1', {}, 'Invitation'), errorBox(err), h('p', {}, h('a', { href: '#/login' }, 'Sign in'))));
+  }
+  const done = () => {
+    me = null;
+    go(`#/o/${encodeURIComponent(inv.org.name)}/keys`);
+  };
+  const submit = (fn: () => Promise<void>) => async (e: Event) => {
+    e.preventDefault();
+    clear(msg);
+    try {
+      await fn();
+      done();
+    } catch (err) {
+      msg.append(errorBox(err));
+    }
+  };
+  const intro = [
+    h('h1', {}, `Join ${inv.org.name}`),
+    h('p', {}, `${inv.invited_by} invites `, h('strong', {}, inv.email), ` to ${inv.org.name} as ${inv.role}.`),
+  ];
+  let form: HTMLElement;
+  if (inv.new_account) {
+    const pw = h('input', { type: 'password', name: 'new_password', autocomplete: 'new-password', required: true, minlength: 12 });
+    const again = h('input', { type: 'password', name: 'repeat', autocomplete: 'new-password', required: true, minlength: 12 });
+    form = h('form', {
+      class: 'card login', id: 'invite',
+      onsubmit: submit(async () => {
+        if (pw.value !== again.value) throw new Error('The two passwords differ');
+        await publicCall('POST', '/invitations/accept', { token, new_password: pw.value });
+        await login(inv.email, pw.value);
+      }),
+    }, ...intro, h('p', {}, 'Choose the password of your new account.'), h('label', {}, 'Password (12 characters or more)', pw), h('label', {}, 'Repeat it', again), msg, h('button', { type: 'submit', class: 'primary' }, 'Create account and join'));
+  } else {
+    const signedIn = await currentUser().catch(() => null);
+    if (signedIn && signedIn.user.email.toLowerCase() === inv.email.toLowerCase()) {
+      form = h('form', { class: 'card login', id: 'invite', onsubmit: submit(async () => { await publicCall('POST', '/invitations/accept', { token }); }) },
+        ...intro, h('p', {}, `You are signed in as ${signedIn.user.email}.`), msg, h('button', { type: 'submit', class: 'primary' }, 'Accept'));
+    } else {
+      const pw = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+      form = h('form', {
+        class: 'card login', id: 'invite',
+        onsubmit: submit(async () => {
+          await publicCall('POST', '/invitations/accept', { token, password: pw.value });
+          await login(inv.email, pw.value);
+        }),
+      }, ...intro, h('p', {}, `${inv.email} already has an account: sign in with its password to accept.`), h('label', {}, 'Password', pw), msg, h('button', { type: 'submit', class: 'primary' }, 'Sign in and accept'));
+    }
+  }
   return h('div', { class: 'center' }, form);
 }
 
@@ -387,8 +450,11 @@ async function feedbackPage(org: string): Promise<HTMLElement> {
 
 async function membersPage(org: string): Promise<HTMLElement> {
   const o = encodeURIComponent(org);
-  const { members } = await api<{ members: Array<{ user: { id: string; email: string }; role: Role; created_at: string }> }>('GET', `/orgs/${o}/members`);
   const manage = can(org, 'admin');
+  const [{ members }, { invitations }] = await Promise.all([
+    api<{ members: Array<{ user: { id: string; email: string }; role: Role; created_at: string }> }>('GET', `/orgs/${o}/members`),
+    manage ? api<{ invitations: Invitation[] }>('GET', `/orgs/${o}/invitations`) : Promise.resolve({ invitations: [] as Invitation[] }),
+  ]);
   const isOwner = roleIn(org) === 'owner';
   const msg = h('div');
   const roles: Role[] = isOwner ? ['owner', 'admin', 'member', 'viewer'] : ['admin', 'member', 'viewer'];
@@ -413,6 +479,7 @@ async function membersPage(org: string): Promise<HTMLElement> {
     {},
     h('h1', {}, 'Members'),
     msg,
+    added,
     h('table', {},
       h('thead', {}, h('tr', {}, ['E-mail', 'Role', 'Since', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, members.map((m) => {
@@ -423,6 +490,18 @@ async function membersPage(org: string): Promise<HTMLElement> {
           h('td', {}, editable ? h('button', { class: 'danger', onclick: () => confirm(`Remove ${m.user.email}?`) && act(() => api('DELETE', `/orgs/${o}/members/${m.user.id}`)) }, 'Remove') : null));
       })),
     ),
+    manage && invitations.length > 0
+      ? h('div', { class: 'card', id: 'invitations' },
+          h('h2', {}, 'Pending invitations'),
+          h('table', {},
+            h('thead', {}, h('tr', {}, ['E-mail', 'Role', 'Invited by', 'Expires', ''].map((c) => h('th', {}, c)))),
+            h('tbody', {}, invitations.map((i) => h('tr', { 'data-invitation': i.email },
+              h('td', {}, i.email), h('td', {}, i.role), h('td', {}, i.invited_by.email), h('td', {}, fmtDate(i.expires_at)),
+              h('td', {}, isOwner || i.role !== 'owner' ? h('button', { class: 'danger', onclick: () => confirm(`Revoke the invitation of ${i.email}?`) && act(() => api('DELETE', `/orgs/${o}/invitations/${i.id}`)) }, 'Revoke') : null),
+            ))),
+          ),
+        )
+      : null,
     manage
       ? h('form', {
           class: 'card form',
@@ -430,17 +509,31 @@ async function membersPage(org: string): Promise<HTMLElement> {
             e.preventDefault();
             clear(msg);
             try {
-              const r = await api<{ member: { user: { email: string } }; temporary_password?: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
-              memberNotice = h('p', { class: 'alert warn' }, r.temporary_password
-                ? [`${r.member.user.email} was created with the temporary password `, h('code', {}, r.temporary_password), '. Pass it on safely; it is shown only now. They should change it at once (Account page).']
-                : `${r.member.user.email} was added.`);
-              go(`#/o/${o}/members?added=${Date.now()}`);
+              const r = await api<{ invitation: Invitation; invitation_url: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
+              memberNotice = invitationPanel(r.invitation, r.invitation_url);
+              go(`#/o/${o}/members?invited=${Date.now()}`);
             } catch (err) {
               msg.append(errorBox(err));
             }
           },
-        }, h('h2', {}, 'Add a member'), h('div', { class: 'row' }, email, role, h('button', { class: 'primary', type: 'submit' }, 'Add')), added)
+        }, h('h2', {}, 'Invite a member'), h('div', { class: 'row' }, email, role, h('button', { class: 'primary', type: 'submit' }, 'Invite')))
       : null,
+  );
+}
+
+/** The one-time invitation link, shown once to the inviting admin. */
+function invitationPanel(inv: Invitation, url: string): HTMLElement {
+  const copied = h('span', { class: 'muted' });
+  return h(
+    'div',
+    { class: 'card secret', id: 'invitation-link' },
+    h('h2', {}, `${inv.email} is invited as ${inv.role}`),
+    h('p', { class: 'alert warn' }, `Send this link to ${inv.email} yourself (no e-mail is sent). It is shown only now, works once and expires ${fmtDate(inv.expires_at)}. They choose their own password, or accept with the account they already have.`),
+    h('div', { class: 'secret-row' },
+      h('code', { id: 'invitation-url' }, url),
+      h('button', { onclick: async () => { await navigator.clipboard?.writeText(url).catch(() => undefined); copied.textContent = 'Copied'; } }, 'Copy'),
+      copied,
+    ),
   );
 }
 
@@ -483,10 +576,13 @@ async function accountPage(): Promise<HTMLElement> {
   const current = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
   const msg = h('div');
+  const notice = accountNotice;
+  accountNotice = null;
   return h(
     'div',
     {},
     h('h1', {}, 'Your account'),
+    notice,
     h('div', { class: 'card' },
       h('h2', {}, 'Sessions'),
       h('table', {},
@@ -501,8 +597,10 @@ async function accountPage(): Promise<HTMLElement> {
         e.preventDefault();
         clear(msg);
         try {
+          // The answer starts a new session (new cookies): every session, this one's old one too, has ended.
           await api('POST', '/me/password', { current_password: current.value, new_password: next.value });
-          msg.append(h('p', { class: 'alert ok' }, 'Password changed; your other sessions were signed out.'));
+          accountNotice = h('p', { class: 'alert ok', id: 'password-changed' }, 'Password changed; every other session was signed out (this one continues in a new session).');
+          go(`#/account?changed=${Date.now()}`);
         } catch (err) {
           msg.append(errorBox(err));
         }
@@ -519,6 +617,14 @@ async function render(): Promise<void> {
     clear(root);
     root.append(loginPage());
     document.title = 'Sign in · Recognition console';
+    return;
+  }
+  if (path.startsWith('/invite/')) {
+    const content = await invitePage(decodeURIComponent(path.slice('/invite/'.length)));
+    clear(root);
+    root.append(content);
+    document.title = 'Invitation · Recognition console';
+    root.dataset.page = 'invite';
     return;
   }
   try {

@@ -1,0 +1,111 @@
+/**
+ * Invitations from the invitee's side: no session needed, the token is the credential.
+ * `inspect` says what the invitation is for (and, to the token's holder only, whether the
+ * e-mail has an account); `accept` spends it. A new account gets the invitee's own password;
+ * an existing account accepts signed in as itself, or with its password in the call
+ * (throttled like a sign-in).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../api/errors.js';
+import { ConflictError, NotFoundError } from '../store/db.js';
+import { acceptInvitation, invitationByToken, WrongAccountError, type AcceptAs } from '../store/invitations.js';
+import { findUserByEmail } from '../store/users.js';
+import { TAG, type ConsoleContext } from './context.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.js';
+import { optionalSession } from './session-auth.js';
+import { accountSubject, addressSubject } from './throttle.js';
+
+const Token = Type.String({ minLength: 1, maxLength: 256, description: 'the token of the invitation link (after #/invite/)' });
+const InspectBody = Type.Object({ token: Token }, { additionalProperties: false });
+const AcceptBody = Type.Object(
+  {
+    token: Token,
+    new_password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'no account yet: the password the invitee chooses' })),
+    password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH, description: "an existing account not signed in: that account's password" })),
+  },
+  { additionalProperties: false },
+);
+
+const GONE = 'No such invitation, or it was already used, revoked or has expired; ask for a new one';
+
+export function invitationRoutes(ctx: ConsoleContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const { db } = ctx;
+
+    app.post(
+      '/invitations/inspect',
+      { schema: { tags: [TAG], summary: 'What an invitation link is for (no session needed)', body: InspectBody } },
+      async (request) => {
+        const inv = await invitationByToken(db, (request.body as { token: string }).token);
+        if (!inv) throw new ApiError('NOT_FOUND', GONE);
+        return {
+          invitation: {
+            org: { name: inv.org_name },
+            email: inv.email,
+            role: inv.role,
+            invited_by: inv.invited_by_email,
+            expires_at: inv.expires_at.toISOString(),
+            new_account: !inv.account_exists,
+          },
+        };
+      },
+    );
+
+    app.post(
+      '/invitations/accept',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Accept an invitation (single use)',
+          description:
+            'No account for the e-mail yet: send `new_password`; the account is created with it and joined to the organisation in one transaction. An existing account: be signed in as it (bearer, or cookies with x-csrf-token), or send its `password`. Then sign in as usual.',
+          body: AcceptBody,
+        },
+      },
+      async (request) => {
+        const body = request.body as { token: string; new_password?: string; password?: string };
+        const inv = await invitationByToken(db, body.token);
+        if (!inv) throw new ApiError('NOT_FOUND', GONE);
+        let as: AcceptAs;
+        if (!inv.account_exists) {
+          if (body.new_password === undefined) throw new ApiError('VALIDATION_FAILED', 'new_password is required: choose the password of your new account');
+          const problem = passwordProblem(body.new_password);
+          if (problem) throw new ApiError('VALIDATION_FAILED', problem);
+          as = { newAccount: { passwordHash: await hashPassword(body.new_password) } };
+        } else if (body.password !== undefined) {
+          as = { userId: await checkPassword(inv.email, body.password, request.ip) };
+        } else {
+          const me = await optionalSession(db, request);
+          if (!me) throw new ApiError('UNAUTHENTICATED', `Sign in as ${inv.email}, or send that account's password, to accept`);
+          if (me.email.toLowerCase() !== inv.email.toLowerCase()) throw new ApiError('UNAUTHENTICATED', `This invitation is for ${inv.email}; you are signed in as another account`);
+          as = { userId: me.id };
+        }
+        try {
+          const r = await acceptInvitation(db, body.token, as, request.ip);
+          return { user: r.user, org: r.org, role: r.role, new_account: r.newAccount };
+        } catch (err) {
+          if (err instanceof NotFoundError) throw new ApiError('NOT_FOUND', GONE);
+          if (err instanceof ConflictError) throw new ApiError('CONFLICT', err.message);
+          if (err instanceof WrongAccountError) throw new ApiError('UNAUTHENTICATED', err.message);
+          throw err;
+        }
+      },
+    );
+
+    /** The id of the account with this e-mail when the password is its own; throttled and answered like a sign-in. */
+    async function checkPassword(email: string, password: string, ip: string): Promise<string> {
+      const subjects = [accountSubject(email), addressSubject(ip)];
+      const wait = await ctx.throttle.retryAfter(subjects);
+      if (wait > 0) throw new ApiError('LOGIN_THROTTLED', `Too many failed sign-ins; try again in ${wait} s`, {}, { 'Retry-After': String(wait) });
+      const user = await findUserByEmail(db, email);
+      if (!user || !(await verifyPassword(password, user.password_hash))) {
+        await ctx.throttle.recordFailure(subjects[0], 'account');
+        await ctx.throttle.recordFailure(subjects[1], 'address');
+        throw new ApiError('INVALID_CREDENTIALS');
+      }
+      await ctx.throttle.clear(subjects[0]);
+      return user.id;
+    }
+  };
+}
