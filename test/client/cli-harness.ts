@@ -2,21 +2,14 @@
  * recog-client as a user runs it: the built bin as a child process, with its own
  * $XDG_CONFIG_HOME, against the real service listening on loopback.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { REPO_ROOT } from '../helpers/fixtures.js';
+import { runCli, type CliRun } from './cli-run.js';
 
-const BIN = path.join(REPO_ROOT, 'packages/cli/bin/recog-client.js');
-
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { CliRun };
 
 export interface CliHarness {
   t: TestApp;
@@ -37,15 +30,7 @@ export async function startCliHarness(serviceEnv: Record<string, string> = {}): 
     t,
     baseUrl,
     home,
-    run(args, env = {}, input = '') {
-      return new Promise((resolve) => {
-        const child = execFile(process.execPath, [BIN, '--base-url', baseUrl, ...args], {
-          env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), ...env },
-          timeout: 60_000,
-        }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }));
-        child.stdin!.end(input);
-      });
-    },
+    run: (args, env = {}, input = '') => runCli(home, ['--base-url', baseUrl, ...args], env, input),
     async close() {
       await t.close();
       await rm(home, { recursive: true, force: true });

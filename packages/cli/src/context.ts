@@ -1,21 +1,44 @@
 /**
  * What every command resolves the same way: the profile, the base URL, the API key
- * (flag > RECOG_API_KEY > profile) and the logged-in console client.
+ * (--api-key/--api-key-file > RECOG_API_KEY > profile) and the logged-in console client.
  */
-import { ConsoleClient, RecognitionClient } from '@recognition-service/client';
+import { readFile, stat } from 'node:fs/promises';
+import { checkBaseUrl, ConsoleClient, isLoopbackHost, RecognitionClient } from '@recognition-service/client';
 import { UsageError } from './output.js';
+import { askHidden, readStdin } from './prompt.js';
 import { Settings } from './settings.js';
 
 export interface GlobalOptions {
   profile?: string;
   baseUrl?: string;
+  /** A key on the command line (warned about), or "-" for stdin. */
   apiKey?: string;
+  apiKeyFile?: string;
+  allowInsecureHttp?: boolean;
   json?: boolean;
   timeout?: string;
 }
 
 export const DEFAULT_BASE_URL = 'http://localhost:8080';
 const USER_AGENT = 'recog-client/0.1.0';
+
+export const API_KEY_ARGUMENT_WARNING =
+  'warning: --api-key puts the key in your shell history and in the process list (ps) of this machine; ' +
+  'use --api-key-file PATH, --api-key - (stdin), RECOG_API_KEY, or: recog-client config set api_key -';
+
+/** Reads a key from a file: the whole file, trimmed; warns when others may read it. */
+export async function readKeyFile(file: string, warn: (m: string) => void): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (process.platform !== 'win32' && (await stat(file)).mode & 0o077) warn(`warning: ${file} is readable by other users; run: chmod 600 ${file}`);
+  const key = text.trim();
+  if (!key) throw new UsageError(`${file} is empty`);
+  return key;
+}
 
 export class Context {
   readonly settings: Settings;
@@ -31,6 +54,27 @@ export class Context {
     return this.options.baseUrl || this.env.RECOG_BASE_URL || (await this.settings.readProfile()).base_url || DEFAULT_BASE_URL;
   }
 
+  /** The base URL, checked: https, or http to loopback unless --allow-insecure-http. */
+  private async checkedBaseUrl(): Promise<string> {
+    const baseUrl = await this.baseUrl();
+    const allow = this.options.allowInsecureHttp === true;
+    let url: URL;
+    try {
+      url = checkBaseUrl(baseUrl, allow);
+    } catch (err) {
+      const hint = /^http:/i.test(baseUrl) ? ', or pass --allow-insecure-http if you accept that' : '';
+      throw new UsageError(`${(err as Error).message}${hint}`);
+    }
+    if (allow && url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      this.warn(`warning: --allow-insecure-http: the API key, password and tokens go to ${url.host} unencrypted`);
+    }
+    return baseUrl;
+  }
+
+  warn(message: string): void {
+    process.stderr.write(`${message}\n`);
+  }
+
   private timeoutMs(): number | undefined {
     if (this.options.timeout === undefined) return undefined;
     const s = Number(this.options.timeout);
@@ -38,16 +82,25 @@ export class Context {
     return s * 1000;
   }
 
-  /** The API key for inference commands: --api-key, then RECOG_API_KEY, then the profile. */
+  /**
+   * The API key for inference commands: --api-key-file or --api-key (- reads stdin), then
+   * RECOG_API_KEY, then the profile.
+   */
   async apiKey(): Promise<string> {
-    const key = this.options.apiKey || this.env.RECOG_API_KEY || (await this.settings.readProfile()).api_key;
-    if (!key) throw new UsageError('no API key: pass --api-key, set RECOG_API_KEY, or run: recog-client config set api_key -');
+    const { apiKey: flag, apiKeyFile } = this.options;
+    if (flag !== undefined && apiKeyFile !== undefined) throw new UsageError('give --api-key or --api-key-file, not both');
+    let key: string | undefined;
+    if (apiKeyFile !== undefined) key = await readKeyFile(apiKeyFile, (m) => this.warn(m));
+    else if (flag === '-') key = (process.stdin.isTTY ? await askHidden('API key: ') : await readStdin()).trim();
+    else key = flag || this.env.RECOG_API_KEY || (await this.settings.readProfile()).api_key;
+    if (!key) throw new UsageError('no API key: pass --api-key-file PATH or --api-key - (stdin), set RECOG_API_KEY, or run: recog-client config set api_key -');
     return key;
   }
 
   async recognition(onRetry?: (m: string) => void): Promise<RecognitionClient> {
     return new RecognitionClient({
-      baseUrl: await this.baseUrl(),
+      baseUrl: await this.checkedBaseUrl(),
+      allowInsecureHttp: this.options.allowInsecureHttp,
       apiKey: await this.apiKey(),
       timeoutMs: this.timeoutMs(),
       userAgent: USER_AGENT,
@@ -56,7 +109,13 @@ export class Context {
   }
 
   async console(): Promise<ConsoleClient> {
-    return new ConsoleClient({ baseUrl: await this.baseUrl(), store: this.settings.tokenStore(), timeoutMs: this.timeoutMs(), userAgent: USER_AGENT });
+    return new ConsoleClient({
+      baseUrl: await this.checkedBaseUrl(),
+      allowInsecureHttp: this.options.allowInsecureHttp,
+      store: this.settings.tokenStore(),
+      timeoutMs: this.timeoutMs(),
+      userAgent: USER_AGENT,
+    });
   }
 
   /** The organisation: --org, then the profile's, then the only one the user belongs to. */

@@ -1,5 +1,5 @@
 /** Aligned tables for people, JSON for scripts, and exit codes by class of failure. */
-import { ApiError, NotLoggedInError, TransportError } from '@recognition-service/client';
+import { ApiError, InsecureBaseUrlError, NotLoggedInError, RedirectError, TransportError } from '@recognition-service/client';
 
 export const EXIT = {
   ok: 0,
@@ -36,7 +36,7 @@ export function printJson(value: unknown): void {
 
 /** The exit code and one-line message for an error, by class. */
 export function classify(err: unknown): { code: number; message: string } {
-  if (err instanceof UsageError) return { code: EXIT.usage, message: err.message };
+  if (err instanceof UsageError || err instanceof InsecureBaseUrlError) return { code: EXIT.usage, message: err.message };
   if (err instanceof NotLoggedInError) return { code: EXIT.auth, message: `${err.message} (run: recog-client login)` };
   if (err instanceof ApiError) {
     const wait = err.retryAfterSeconds !== undefined ? ` (retry after ${err.retryAfterSeconds} s)` : '';
@@ -47,6 +47,8 @@ export function classify(err: unknown): { code: number; message: string } {
     if (err.status === 400 || err.status === 404 || err.status === 409 || err.status === 422) return { code: EXIT.failure, message };
     return { code: EXIT.failure, message };
   }
+  // A redirect is a server misconfiguration or a moved service: nothing the user can retry.
+  if (err instanceof RedirectError) return { code: EXIT.failure, message: err.message };
   if (err instanceof TransportError) return { code: EXIT.server, message: err.message };
   return { code: EXIT.failure, message: err instanceof Error ? err.message : String(err) };
 }

@@ -12,6 +12,12 @@ export interface Tokens {
   accessExpiresAt: number;
   refreshToken: string;
   refreshExpiresAt?: number;
+  /**
+   * scheme://host:port of the server that issued them. They are sent to that server only:
+   * a client for another base URL finds them and asks for a new login. A store must keep
+   * this field; tokens without it are never sent.
+   */
+  origin: string;
 }
 
 export interface TokenStore {
@@ -113,11 +119,11 @@ interface TokenAnswer {
   user?: User;
 }
 
-function tokensFrom(a: TokenAnswer, now = Date.now()): Tokens {
+function tokensFrom(a: TokenAnswer, origin: string, now = Date.now()): Tokens {
   if (typeof a?.access_token !== 'string' || typeof a.refresh_token !== 'string') {
     throw new Error('unexpected response from the server: no tokens in the login answer');
   }
-  const t: Tokens = { accessToken: a.access_token, accessExpiresAt: now + a.access_expires_in * 1000, refreshToken: a.refresh_token };
+  const t: Tokens = { accessToken: a.access_token, accessExpiresAt: now + a.access_expires_in * 1000, refreshToken: a.refresh_token, origin };
   if (typeof a.refresh_expires_in === 'number') t.refreshExpiresAt = now + a.refresh_expires_in * 1000;
   return t;
 }
@@ -137,17 +143,39 @@ export class ConsoleClient {
     return this.transport.baseUrl;
   }
 
+  /** The server this client talks to; only tokens issued by it are ever sent. */
+  get origin(): string {
+    return this.transport.origin;
+  }
+
+  /**
+   * The stored tokens if this server issued them; null when there are none. Tokens from
+   * another server (the base URL changed) are refused, never sent here.
+   */
+  private async ownTokens(): Promise<Tokens | null> {
+    const tokens = await this.store.load();
+    if (tokens && tokens.origin !== this.origin) {
+      throw new NotLoggedInError(
+        `not logged in to ${this.origin}: the saved login is for ${tokens.origin ?? 'an unrecorded server'} and is never sent to another; log in again`,
+      );
+    }
+    return tokens;
+  }
+
   /** Never retried: a repeated login counts against the login throttle. */
   async login(email: string, password: string): Promise<User | undefined> {
     const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/login`, body: { email, password }, retry: 'never' });
     const answer = (await readJson(res)) as TokenAnswer;
-    await this.store.save(tokensFrom(answer));
+    await this.store.save(tokensFrom(answer, this.origin));
     return answer.user;
   }
 
-  /** Revokes the session on the server (best effort) and forgets the tokens here. */
+  /**
+   * Revokes the session on the server (best effort) and forgets the tokens here. Tokens of
+   * another server are left alone (NotLoggedInError): log out with that base URL.
+   */
   async logout(): Promise<void> {
-    const tokens = await this.store.load();
+    const tokens = await this.ownTokens();
     try {
       if (tokens) {
         await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/logout`, retry: 'never', headers: { authorization: `Bearer ${tokens.accessToken}` }, body: { refresh_token: tokens.refreshToken } });
@@ -189,7 +217,7 @@ export class ConsoleClient {
 
   /** Any console API call, with the bearer token and one refresh on an expired token. */
   async json<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, retry?: RetryMode): Promise<T> {
-    let tokens = await this.store.load();
+    let tokens = await this.ownTokens();
     if (!tokens) throw new NotLoggedInError();
     if (tokens.accessExpiresAt - this.skew <= Date.now()) tokens = await this.refresh(tokens);
     const mode: RetryMode = retry ?? (method === 'GET' || method === 'PATCH' ? 'idempotent' : 'refused-only');
@@ -214,12 +242,12 @@ export class ConsoleClient {
    */
   async refresh(used: Tokens): Promise<Tokens> {
     const run = async (): Promise<Tokens> => {
-      const current = await this.store.load();
+      const current = await this.ownTokens();
       if (!current) throw new NotLoggedInError();
       if (current.refreshToken !== used.refreshToken) return current;
       try {
         const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/refresh`, body: { refresh_token: current.refreshToken }, retry: 'never' });
-        const fresh = tokensFrom((await readJson(res)) as TokenAnswer);
+        const fresh = tokensFrom((await readJson(res)) as TokenAnswer, this.origin);
         await this.store.save(fresh);
         return fresh;
       } catch (err) {

@@ -55,3 +55,23 @@ export async function apiErrorFrom(res: Response): Promise<ApiError> {
   const message = typeof o.message === 'string' ? o.message : `${res.status} ${error}`;
   return new ApiError(res.status, error, code, message, parseRetryAfter(res.headers.get('retry-after')), body);
 }
+
+/**
+ * The server answered with a redirect, which the client never follows: a redirect would
+ * carry the API key (`x-api-key`), a password or a refresh token in its body to whatever
+ * address the Location names. If the service has moved, use its new address as the base URL.
+ */
+export class RedirectError extends Error {
+  constructor(
+    /** 301, 302, 303, 307, 308…; 0 in a browser, which hides redirects from fetch. */
+    readonly status: number,
+    /** The Location, resolved against the request's URL; undefined when absent or hidden. */
+    readonly location: string | undefined,
+  ) {
+    super(
+      `the server answered ${status || 'a redirect'}${location ? ` to ${location}` : ''}; not followed, because credentials are never sent across a redirect` +
+        (location ? ` (if the service has moved, use ${new URL(location).origin} as the base URL)` : ''),
+    );
+    this.name = 'RedirectError';
+  }
+}

@@ -16,7 +16,8 @@ export {
   type UsageDay,
   type User,
 } from './console-client.js';
-export { ApiError, TransportError, parseRetryAfter } from './errors.js';
+export { ApiError, RedirectError, TransportError, parseRetryAfter } from './errors.js';
+export { InsecureBaseUrlError, checkBaseUrl, isLoopbackHost } from './base-url.js';
 export { normalizeResult, normalizeBatch, normalizeDetection, normalizeFeedback, UnexpectedResponseError } from './normalize.js';
 export type { RetryMode, TransportOptions } from './transport.js';
 export type * from './types.js';

@@ -2,10 +2,17 @@
  * One HTTP call with a per-attempt timeout, the caller's AbortSignal, and retries that can
  * never charge twice: how far a call may be retried is the caller's to say (`retry`).
  */
-import { ApiError, apiErrorFrom, TransportError } from './errors.js';
+import { checkBaseUrl } from './base-url.js';
+import { ApiError, apiErrorFrom, RedirectError, TransportError } from './errors.js';
 
 export interface TransportOptions {
+  /** https://…, or http:// to loopback (127.0.0.0/8, ::1, localhost) only. */
   baseUrl: string;
+  /**
+   * Allow plain http to hosts other than loopback: the API key, password and tokens then
+   * travel unencrypted. For a lab network you trust; never for the internet. Default false.
+   */
+  allowInsecureHttp?: boolean;
   /** Per attempt, in ms. Default 35 s: just above the service's 29 s sync limit, as the spec advises. */
   timeoutMs?: number;
   /** Further attempts after the first. Default 3. */
@@ -67,12 +74,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 export class Transport {
   readonly baseUrl: string;
+  /** scheme://host:port of the base URL: the one server credentials are sent to. */
+  readonly origin: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly maxRetryAfter: number;
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: TransportOptions) {
+    this.origin = checkBaseUrl(options.baseUrl, options.allowInsecureHttp).origin;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 35_000;
     this.maxRetries = options.maxRetries ?? 3;
@@ -80,7 +90,10 @@ export class Transport {
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
-  /** The response of the first attempt that succeeded (2xx); otherwise the last error. */
+  /**
+   * The response of the first attempt that succeeded (2xx); otherwise the last error. A
+   * redirect is never followed (RedirectError, never retried).
+   */
   async send(call: Call): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       let failure: ApiError | TransportError;
@@ -132,14 +145,34 @@ export class Transport {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(call.body);
     }
+    const url = `${this.baseUrl}${call.path}`;
+    let res: Response;
     try {
-      return await this.fetchImpl(`${this.baseUrl}${call.path}`, { method: call.method, headers, body, signal });
+      // 'manual': fetch would follow a redirect with x-api-key still attached (it strips only
+      // Authorization), and a 307/308 would resend the body (a password, a refresh token).
+      res = await this.fetchImpl(url, { method: call.method, headers, body, signal, redirect: 'manual' });
     } catch (err) {
       if (call.signal?.aborted) throw new TransportError('the call was aborted', 'aborted', { cause: err });
       if (timeout.aborted) throw new TransportError(`no answer within ${this.timeoutMs} ms`, 'timeout', { cause: err });
       const code = errorCode(err);
       throw new TransportError(`could not reach ${this.baseUrl}${code ? ` (${code})` : ''}`, 'network', { cause: err });
     }
+    // Node shows the 3xx itself; a browser gives an 'opaqueredirect' with status 0 and no headers.
+    if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new RedirectError(res.status, locationOf(res, url));
+    }
+    return res;
+  }
+}
+
+function locationOf(res: Response, requestUrl: string): string | undefined {
+  const location = res.headers.get('location');
+  if (!location) return undefined;
+  try {
+    return new URL(location, requestUrl).href;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 /** config (profiles) and completion. */
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import { readKeyFile, type Context } from '../context.js';
 import { printJson, table, UsageError } from '../output.js';
 import { readStdin } from '../prompt.js';
 import { PROFILE_KEYS, type ProfileKey } from '../settings.js';
@@ -14,14 +14,27 @@ export function registerSettings(program: Command, ctx: () => Context): void {
   const config = program.command('config').description(`settings per profile (${PROFILE_KEYS.join(', ')}), kept in $XDG_CONFIG_HOME/recog-client`);
   config
     .command('set')
-    .description('set a value; "-" reads it from stdin (use that for api_key, so it stays out of shell history)')
+    .description('set a value; "-" reads it from stdin, --file from a file (api_key takes only these: never an argument)')
     .argument('<name>', PROFILE_KEYS.join(' | '))
-    .argument('<value>', 'the value, or -')
-    .action(async (name: string, value: string) => {
+    .argument('[value]', 'the value, or - for stdin (api_key: - only)')
+    .option('--file <path>', 'read the value from this file')
+    .action(async (name: string, value: string | undefined, opts: { file?: string }) => {
       const c = ctx();
-      const v = value === '-' ? (await readStdin()).trim() : value;
+      const key = profileKey(name);
+      if (value !== undefined && opts.file !== undefined) throw new UsageError('give a value or --file, not both');
+      if (key === 'api_key' && value !== undefined && value !== '-') {
+        throw new UsageError(
+          'config set api_key takes no key as an argument (it would land in shell history and ps); nothing was saved. ' +
+            `Use: printf '%s' "$KEY" | recog-client config set api_key -   or: recog-client config set api_key --file PATH`,
+        );
+      }
+      let v: string;
+      if (opts.file !== undefined) v = await readKeyFile(opts.file, (m) => c.warn(m));
+      else if (value === '-') v = (await readStdin()).trim();
+      else if (value !== undefined) v = value;
+      else throw new UsageError(`config set ${name} needs a value, - (stdin) or --file PATH`);
       if (!v) throw new UsageError('empty value');
-      await c.settings.setProfileValue(profileKey(name), v);
+      await c.settings.setProfileValue(key, v);
       process.stdout.write(`${name} set for profile ${c.settings.profile}\n`);
     });
   config
