@@ -11,6 +11,7 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { REJECTION_REASONS } from '../src/api/errors.js';
 import { telemetryPlugin } from '../src/telemetry/http.js';
 import { Metrics } from '../src/telemetry/metrics.js';
 
@@ -26,7 +27,7 @@ const dropAll: SpanExporter = {
 
 async function app(withTelemetry: boolean): Promise<FastifyInstance> {
   const a = Fastify({ logger: false });
-  if (withTelemetry) await a.register(telemetryPlugin, { metrics: new Metrics({ defaultMetrics: false }) });
+  if (withTelemetry) await a.register(telemetryPlugin, { metrics: new Metrics({ defaultMetrics: false }), rejectionReasons: REJECTION_REASONS });
   a.get('/v1/cv/requests/:id', async (request) => ({ id: (request.params as { id: string }).id }));
   await a.ready();
   return a;

@@ -12,7 +12,7 @@ import { registerConsole, type ConsoleOptions } from './console/plugin.js';
 import { registerOpenApi } from './api/openapi.js';
 import { installConnectionLimits, serverTimeoutOptions } from './api/connection-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
-import { ApiError } from './api/errors.js';
+import { ApiError, REJECTION_REASONS } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
 import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
 import { sharedSchemas } from './api/schemas.js';
@@ -124,7 +124,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // First, so its hooks also see the 503s of draining: request metrics, rejections by reason,
   // the SERVER span, one log line per request, GET /metrics.
   const metrics = deps.metrics ?? new Metrics();
-  await app.register(telemetryPlugin, { metrics });
+  await app.register(telemetryPlugin, { metrics, rejectionReasons: REJECTION_REASONS });
   // A method the path's own route lacks is 405, not a parametric route's answer (after telemetry: measured).
   app.addHook('onRequest', errorHandling.refuseShadowedMethods);
 

@@ -22,7 +22,7 @@ test('the committed CRD and its chart copy are what the schema generates', () =>
   for (const file of CRD_FILES) assert.equal(read(file), generated, `${file} ${REGENERATE}`);
 });
 
-test("the README's configuration table is what src/config.ts generates", () => {
+test("the README's configuration table is what src/settings.ts generates", () => {
   const readme = read('README.md');
   assert.equal(readme, withConfigTable(readme), `README.md configuration table ${REGENERATE}`);
   for (const s of Object.values(SETTINGS) as Array<Setting<unknown>>) assert.ok(readme.includes(`| \`${s.env}\` |`), s.env);

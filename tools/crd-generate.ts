@@ -1,7 +1,7 @@
 /**
  * `npm run crd:generate`: writes the RecognitionService CRD (crds/ and the operator chart's
  * copy) from src/operator/api/schema.ts, and the README's configuration table from
- * src/config.ts. test/generated.test.ts fails when the committed files differ.
+ * src/settings.ts. test/generated.test.ts fails when the committed files differ.
  */
 import fs from 'node:fs';
 import path from 'node:path';

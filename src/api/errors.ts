@@ -4,6 +4,7 @@
  * the title-case HTTP phrase (style B), as the contract assigns per case. Every error body
  * carries all three fields: error, message, error_code.
  */
+import type { RejectionReason } from '../telemetry/metrics.js';
 
 interface ErrorSpec {
   status: number;
@@ -109,3 +110,44 @@ export class ApiError extends Error {
     return { error: ERROR_CATALOGUE[this.code].error, message: this.message, error_code: this.code, ...this.extra };
   }
 }
+
+/**
+ * Which refusals count as which rejection reason (the telemetry plugin counts them, given
+ * this table by src/app.ts). 409/422 (idempotency) and 404 are not rejections.
+ */
+export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
+  MISSING_API_KEY: 'auth',
+  INVALID_API_KEY: 'auth',
+  API_KEY_EXPIRED: 'auth',
+  KEY_SUSPENDED: 'auth',
+  KEY_REVOKED: 'auth',
+  ORGANIZATION_SUSPENDED: 'auth',
+  NO_CLASSES: 'auth',
+  REQUEST_FORBIDDEN: 'auth',
+  RATE_LIMITED: 'rate_limit',
+  MONTHLY_QUOTA_EXCEEDED: 'quota',
+  INSUFFICIENT_BALANCE: 'balance',
+  INVALID_PARAMETERS: 'validation',
+  INVALID_EXTERNAL_ID: 'validation',
+  INVALID_IMAGE_URL: 'validation',
+  INVALID_IMAGE_BASE64: 'validation',
+  UNSUPPORTED_IMAGE_FORMAT: 'validation',
+  IMAGE_TOO_LARGE: 'validation',
+  MISSING_IMAGE_URLS: 'validation',
+  TOO_MANY_IMAGES: 'validation',
+  INVALID_REQUEST_ID: 'validation',
+  INVALID_RATING: 'validation',
+  PAYLOAD_TOO_LARGE: 'validation',
+  // console API
+  UNAUTHENTICATED: 'auth',
+  INVALID_CREDENTIALS: 'auth',
+  REFRESH_REUSED: 'auth',
+  FORBIDDEN_ROLE: 'auth',
+  CSRF_FAILED: 'auth',
+  LOGIN_THROTTLED: 'rate_limit',
+  VALIDATION_FAILED: 'validation',
+  // Backpressure: the decode/inference queue full, or one address over its in-flight cap.
+  SERVICE_OVERLOADED: 'overload',
+  TOO_MANY_IN_FLIGHT: 'overload',
+  MALFORMED_REQUEST: 'validation',
+};

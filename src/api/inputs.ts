@@ -4,7 +4,7 @@
  * place request input is checked; the route schemas document the same rules in OpenAPI
  * (a test validates real requests and answers against that document).
  */
-import { isUuid } from '../store/db.js';
+import { isUuid } from '../recognition/ids.js';
 import type { SyncImage } from '../recognition/types.js';
 import { ApiError } from './errors.js';
 import { MAX_BATCH_IMAGES, MAX_IMAGE_URL_LENGTH } from './schemas.js';

@@ -1,51 +1,14 @@
-/** Image intake contracts shared by the API and the recognition use case. */
-
-export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif';
-
-export interface IntakeImage {
-  bytes: Buffer;
-  format: ImageFormat;
-  /** e.g. image/jpeg */
-  mime: string;
-}
-
-export interface FetchedImage extends IntakeImage {
-  /** The URL finally read, after redirects. */
-  finalUrl: string;
-  /** Upstream HTTP status (200). */
-  status: number;
-}
-
-/** SSRF-safe URL fetching. Throws ImageError (INVALID_IMAGE_URL before any connection, IMAGE_DOWNLOAD_FAILED after). */
-export interface ImageFetcher {
-  /** Checks scheme, length and the literal host without any lookup; throws ImageError INVALID_IMAGE_URL. */
-  validate(url: string): void;
-  fetch(url: string, options?: { signal?: AbortSignal }): Promise<FetchedImage>;
-}
-
-/** A stored image opened for streaming. */
-export interface OpenedImage {
-  body: NodeJS.ReadableStream;
-  mime: string;
-  size?: number;
-  etag?: string;
-  lastModified?: Date;
-}
-
-/** Where processed images are kept, under their request id. */
-export interface ImageStore {
-  put(requestId: string, image: { bytes: Buffer; mime: string }): Promise<void>;
-  get(requestId: string): Promise<{ bytes: Buffer; mime: string } | null>;
-  /** The image as a stream (the link route sends it without holding it in memory); null when absent. */
-  open(requestId: string): Promise<OpenedImage | null>;
-  /** Idempotent: deleting an absent image succeeds. */
-  delete(requestId: string): Promise<void>;
-  /** For /readyz: whether the store can be used now (absent: always). */
-  ready?(): Promise<{ ok: boolean; detail?: string }>;
-}
-
-/** Signed, expiring URLs under the public base URL: /v1/cv/images/{id}?expires=…&signature=… */
-export interface ImageUrlSigner {
-  sign(requestId: string, now?: Date): string;
-  verify(requestId: string, expires: string, signature: string, now?: Date): boolean;
-}
+/**
+ * Image intake contracts shared by the API and the recognition use case. They are ports of
+ * the use case, defined in src/recognition/image-ports.ts (recognition imports no adapter);
+ * re-exported here for the adapters in src/images and their callers.
+ */
+export type {
+  FetchedImage,
+  ImageFetcher,
+  ImageFormat,
+  ImageStore,
+  ImageUrlSigner,
+  IntakeImage,
+  OpenedImage,
+} from '../recognition/image-ports.js';

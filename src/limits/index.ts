@@ -18,7 +18,7 @@ import type { KeyLimits, Limits, RateBucket, RateDecision } from './types.js';
 
 export type { KeyLimits, Limits, RateBucket, RateDecision } from './types.js';
 export type { LimitsLogger } from './redis-link.js';
-export { utcMonth } from './month.js';
+export { utcMonth } from '../recognition/month.js';
 
 /** 'redis': shared limits; 'degraded': Redis unreachable, per-process fallback; 'embedded': no Redis configured. */
 export type LimiterMode = 'redis' | 'degraded' | 'embedded';

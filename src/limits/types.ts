@@ -4,6 +4,7 @@
  * this process in embedded mode. Quota and balance are charged by the request repository,
  * in the same statement that writes the request (src/store/migrations/0500_admission.ts).
  */
+import type { KeyLimits } from '../recognition/types.js';
 
 export type RateBucket = 'recognition' | 'lookup';
 
@@ -17,13 +18,8 @@ export interface RateDecision {
   retryAfterSeconds?: number;
 }
 
-export interface KeyLimits {
-  keyId: string;
-  orgId: string;
-  /** Per-key override; null = the configured default. */
-  rateLimitPerMinute: number | null;
-  monthlyQuota: number;
-}
+/** A key's limits: part of the authenticated caller, defined in src/recognition/types.ts. */
+export type { KeyLimits };
 
 export interface Limits {
   /** One call against the key's rolling 60 s window for that bucket. */

@@ -4,8 +4,8 @@
  * repository cannot do atomically it refuses whole, so nothing here ever has to be undone.
  */
 import { randomUUID } from 'node:crypto';
-import { utcMonth } from '../limits/month.js';
 import { RecognitionRejected } from './errors.js';
+import { utcMonth } from './month.js';
 import type { Admit, AdmitResult, NewRequest, RequestRecord, RequestRepository } from './ports.js';
 import type { Caller } from './types.js';
 

@@ -4,10 +4,9 @@
  * are charged, and one refused before processing is given back with the removal of its row.
  */
 import { randomUUID } from 'node:crypto';
-import { ImageError } from '../images/errors.js';
-import type { ImageFetcher } from '../images/types.js';
 import type { Admission } from './admission.js';
 import { observeOutcome, TIMEOUT_MESSAGE, type DeadlinePipeline, type Outcome } from './deadline-pipeline.js';
+import { ImageError, type ImageFetcher } from './image-ports.js';
 import type { Caller, RecognitionObserver } from './types.js';
 import { failedBeforeProcessing, toBatchEntry, type BatchCVResult, type BatchImageResult } from './views.js';
 

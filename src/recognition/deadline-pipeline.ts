@@ -3,11 +3,9 @@
  * absolute deadline. Every way out is an Outcome and the record never stays unfinished.
  */
 import { deadlineSignal, raceSignal } from '../deadline.js';
-import { ImageError, ImageStoreError } from '../images/errors.js';
-import type { ImageFetcher, ImageStore } from '../images/types.js';
-import { InferenceError } from '../inference/backend.js';
 import { CapacityExceeded } from './capacity.js';
-import type { Detection, ObjectDetector } from './detection.js';
+import { InferenceError, type Detection, type ObjectDetector } from './detection.js';
+import { ImageError, ImageStoreError, type ImageFetcher, type ImageStore } from './image-ports.js';
 import type { RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
 

@@ -49,3 +49,43 @@ export interface ObjectDetector {
   /** Labels the model can produce (catalog order). */
   labels(): string[];
 }
+
+/**
+ * Why inference failed, independent of the backend that failed (ONNX Runtime, Triton).
+ * The detector's failure type: src/inference throws it, the pipeline maps it to an outcome.
+ */
+export type InferenceErrorCode =
+  | 'UNAVAILABLE' // backend unreachable or restarting
+  | 'DEADLINE_EXCEEDED' // the request's time budget ran out
+  | 'MODEL_NOT_READY'
+  | 'INVALID_INPUT'
+  | 'RESOURCE_EXHAUSTED'
+  | 'CANCELLED'
+  | 'INTERNAL';
+
+const HTTP_STATUS: Record<InferenceErrorCode, number> = {
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+  MODEL_NOT_READY: 503,
+  INVALID_INPUT: 400,
+  // Server-side overload or a message above its size limit: not the API client's rate limit (429).
+  RESOURCE_EXHAUSTED: 503,
+  CANCELLED: 499,
+  INTERNAL: 500,
+};
+
+export class InferenceError extends Error {
+  override readonly name = 'InferenceError';
+  constructor(
+    readonly code: InferenceErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** The HTTP-like status reported as CVResult.response_code. */
+  get responseCode(): number {
+    return HTTP_STATUS[this.code];
+  }
+}

@@ -1,7 +1,7 @@
 /**
  * Why the use case refused a call. The codes are the API catalogue's (src/api/errors.ts);
  * the API maps them to statuses, this layer only names the reason. An image the client
- * got wrong is refused with its ImageError as is (src/images/errors.ts).
+ * got wrong is refused with its ImageError as is (src/recognition/image-ports.ts).
  */
 export type RejectionCode =
   | 'MONTHLY_QUOTA_EXCEEDED'

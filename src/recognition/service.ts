@@ -6,12 +6,12 @@
  * deadline) and batch-fan-out.ts (many images, bounded).
  */
 import { createHash } from 'node:crypto';
-import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from '../images/types.js';
 import { Admission, type RequestDraft } from './admission.js';
 import { fanOutBatch } from './batch-fan-out.js';
 import { DeadlinePipeline, observeOutcome } from './deadline-pipeline.js';
 import type { ObjectDetector } from './detection.js';
 import { RecognitionRejected } from './errors.js';
+import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './image-ports.js';
 import type { FeedbackRepository, RequestRecord, RequestRepository } from './ports.js';
 import type { Caller, Logger, RecognitionObserver, Source, SyncImage } from './types.js';
 import { toCVResult, type BatchCVResult, type CVResult } from './views.js';

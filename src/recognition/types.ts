@@ -1,6 +1,14 @@
 /** Shapes shared by the recognition use case's modules (admission, pipeline, batch fan-out). */
-import type { IntakeImage } from '../images/types.js';
-import type { KeyLimits } from '../limits/types.js';
+import type { IntakeImage } from './image-ports.js';
+
+/** What limits a key: its rate (src/limits) and its monthly quota (charged by the request repository). */
+export interface KeyLimits {
+  keyId: string;
+  orgId: string;
+  /** Per-key override; null = the configured default. */
+  rateLimitPerMinute: number | null;
+  monthlyQuota: number;
+}
 
 /** The authenticated caller: one API key of one organisation. */
 export interface Caller {

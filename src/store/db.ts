@@ -53,7 +53,5 @@ export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(s: string): boolean {
-  return UUID_RE.test(s);
-}
+/** Ids are UUIDs (src/recognition/ids.ts); re-exported for the repositories and their callers. */
+export { isUuid } from '../recognition/ids.js';

@@ -8,7 +8,7 @@
  * sweeping), and the lock ends with the transaction, even if the process dies.
  */
 import type { Knex } from 'knex';
-import type { ImageStore } from '../images/types.js';
+import type { ImageStore } from '../recognition/image-ports.js';
 
 /** Arbitrary but fixed: the advisory lock key of the image retention sweep ("imgs" in ASCII). */
 export const RETENTION_LOCK_KEY = 0x696d6773;

@@ -8,7 +8,6 @@
 import { context, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { ErrorCode } from '../api/errors.js';
 import type { Metrics, RejectionReason } from './metrics.js';
 import { startServerSpan, tracer } from './tracing.js';
 
@@ -16,45 +15,13 @@ export interface TelemetryPluginOptions {
   metrics: Metrics;
   /** Serve GET /metrics on this app (default true). */
   exposeMetrics?: boolean;
+  /**
+   * Which error codes (`reply.errorCode`) count as which rejection reason: the API's
+   * catalogue says (REJECTION_REASONS in src/api/errors.ts); telemetry imports no API module.
+   */
+  rejectionReasons: Readonly<Partial<Record<string, RejectionReason>>>;
 }
 
-/** Which refusals count as which rejection reason. 409/422 (idempotency) and 404 are not rejections. */
-export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
-  MISSING_API_KEY: 'auth',
-  INVALID_API_KEY: 'auth',
-  API_KEY_EXPIRED: 'auth',
-  KEY_SUSPENDED: 'auth',
-  KEY_REVOKED: 'auth',
-  ORGANIZATION_SUSPENDED: 'auth',
-  NO_CLASSES: 'auth',
-  REQUEST_FORBIDDEN: 'auth',
-  RATE_LIMITED: 'rate_limit',
-  MONTHLY_QUOTA_EXCEEDED: 'quota',
-  INSUFFICIENT_BALANCE: 'balance',
-  INVALID_PARAMETERS: 'validation',
-  INVALID_EXTERNAL_ID: 'validation',
-  INVALID_IMAGE_URL: 'validation',
-  INVALID_IMAGE_BASE64: 'validation',
-  UNSUPPORTED_IMAGE_FORMAT: 'validation',
-  IMAGE_TOO_LARGE: 'validation',
-  MISSING_IMAGE_URLS: 'validation',
-  TOO_MANY_IMAGES: 'validation',
-  INVALID_REQUEST_ID: 'validation',
-  INVALID_RATING: 'validation',
-  PAYLOAD_TOO_LARGE: 'validation',
-  // console API
-  UNAUTHENTICATED: 'auth',
-  INVALID_CREDENTIALS: 'auth',
-  REFRESH_REUSED: 'auth',
-  FORBIDDEN_ROLE: 'auth',
-  CSRF_FAILED: 'auth',
-  LOGIN_THROTTLED: 'rate_limit',
-  VALIDATION_FAILED: 'validation',
-  // Backpressure: the decode/inference queue full, or one address over its in-flight cap.
-  SERVICE_OVERLOADED: 'overload',
-  TOO_MANY_IN_FLIGHT: 'overload',
-  MALFORMED_REQUEST: 'validation',
-};
 
 /** Probes and scrapes: counted, but neither traced nor logged above debug (they come every few seconds). */
 const OPERATIONAL_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
@@ -89,7 +56,7 @@ function incomingTraceId(header: string | string[] | undefined): string | undefi
 }
 
 const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => {
-  const { metrics } = opts;
+  const { metrics, rejectionReasons } = opts;
   // Routes with their own onRequest hooks are the guarded ones: their hooks get an `auth` span.
   const guarded = new Set<string>();
   app.addHook('onRoute', (route) => {
@@ -158,7 +125,7 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
     const method = METHODS.has(request.method) ? request.method : 'OTHER';
     metrics.observeHttp(method, t.route, status, seconds);
 
-    const reason = t.errorCode === undefined ? undefined : REJECTION_REASONS[t.errorCode as ErrorCode];
+    const reason = t.errorCode === undefined ? undefined : rejectionReasons[t.errorCode];
     if (reason !== undefined) metrics.countRejection(reason);
 
     if (t.authSpan) {

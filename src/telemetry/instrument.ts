@@ -5,9 +5,9 @@
  */
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import type { Knex } from 'knex';
-import type { ImageFetcher, ImageStore } from '../images/types.js';
-import { InferenceError, type InferenceBackend } from '../inference/backend.js';
-import type { ObjectDetector } from '../recognition/detection.js';
+import type { InferenceBackend } from '../inference/backend.js';
+import { InferenceError, type ObjectDetector } from '../recognition/detection.js';
+import type { ImageFetcher, ImageStore } from '../recognition/image-ports.js';
 import type { Metrics } from './metrics.js';
 import { tracer, withSpan } from './tracing.js';
 

@@ -1,9 +1,8 @@
 /** Rejection reasons and gRPC status names: closed sets that agree with the error catalogue. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ERROR_CATALOGUE, type ErrorCode } from '../../src/api/errors.js';
+import { ERROR_CATALOGUE, REJECTION_REASONS, type ErrorCode } from '../../src/api/errors.js';
 import { InferenceError } from '../../src/inference/backend.js';
-import { REJECTION_REASONS } from '../../src/telemetry/http.js';
 import { grpcStatusName } from '../../src/telemetry/instrument.js';
 
 test('every 400, 401, 402, 413 and 429 code of the catalogue is a rejection with a reason', () => {

@@ -1,7 +1,7 @@
 /**
  * What `npm run crd:generate` writes, as pure functions so a test can compare them with the
  * committed files: the CRD YAML (from src/operator/api/schema.ts) and the README's
- * configuration table (from SETTINGS in src/config.ts).
+ * configuration table (from SETTINGS in src/settings.ts).
  */
 import { Document, isMap, isScalar, isSeq, visit } from 'yaml';
 import { SETTINGS, type Setting } from '../../src/config.js';

@@ -1,8 +1,8 @@
 /** Liveness, readiness and the signed image links. Never behind x-api-key. */
 import type {} from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
-import type { ImageStore, ImageUrlSigner, OpenedImage } from '../../images/types.js';
-import { isUuid } from '../../store/db.js';
+import type { ImageStore, ImageUrlSigner, OpenedImage } from '../../recognition/image-ports.js';
+import { isUuid } from '../../recognition/ids.js';
 import { ApiError } from '../errors.js';
 import { withTimeout } from '../../deadline.js';
 

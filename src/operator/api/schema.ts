@@ -9,7 +9,7 @@
  * required: the builders only ever see defaulted objects.
  */
 import { Type, type Static, type TObject, type TSchema, type TUnsafe, type SchemaOptions } from '@sinclair/typebox';
-import { SETTINGS, type Config, type Setting, type SettingName } from '../../config.js';
+import { SETTINGS, type Config, type Setting, type SettingName } from '../../settings.js';
 
 /** A string limited to a fixed list, as Kubernetes writes it (`enum`, not `anyOf` of consts). */
 function StringEnum<T extends string>(values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
@@ -30,7 +30,7 @@ function Opaque(options: SchemaOptions = {}): TUnsafe<Record<string, unknown>> {
 const rule = (rule: string, message: string) => ({ rule, message });
 
 /**
- * A spec.api field that is also one of the API's settings (src/config.ts): its bounds,
+ * A spec.api field that is also one of the API's settings (src/settings.ts): its bounds,
  * default and description come from that setting, so the two cannot drift apart.
  */
 function settingField<K extends SettingName>(name: K): TUnsafe<Config[K]> {

@@ -1,5 +1,5 @@
 /** The API's Deployment and Service: pure functions of the RecognitionService. */
-import { SETTINGS, type Setting, type SettingName } from '../../config.js';
+import { SETTINGS, type Setting, type SettingName } from '../../settings.js';
 import type { EnvVar, RecognitionService } from '../api/types.js';
 import {
   childMeta,
@@ -10,6 +10,7 @@ import {
   type KubeObject,
 } from './naming.js';
 import { catalogCredential, catalogLocation, catalogMounts, catalogVolumes } from './catalog.js';
+import { hasAutoscaler } from './policies.js';
 
 export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
 
@@ -24,7 +25,7 @@ export function signingSecretName(rs: RecognitionService): string {
 /** Where the API's images go, as IMAGE_STORE and S3_* (a PVC is mounted at DATA_DIR/images: `local`). */
 const s3Of = (rs: RecognitionService) => rs.spec.api.imageStorage?.s3;
 
-/** Settings whose `pod` is 'operator' (src/config.ts): what the operator itself decides; undefined: unset. */
+/** Settings whose `pod` is 'operator' (src/settings.ts): what the operator itself decides; undefined: unset. */
 const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDomain?: string) => string | undefined>> = {
   imageStore: (rs) => {
     const s3 = s3Of(rs);
@@ -68,7 +69,7 @@ function podValue(rs: RecognitionService, name: SettingName, setting: Setting<un
   return ref && { name: setting.env, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
 }
 
-/** Environment of the API container, from the settings table of src/config.ts. Extra env overrides by name. */
+/** Environment of the API container, from the settings table of src/settings.ts. Extra env overrides by name. */
 export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
   const own = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
     .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
@@ -76,12 +77,6 @@ export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[]
   const extra = rs.spec.api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
   return [...own.filter((e) => !overridden.has(e.name)), ...extra];
-}
-
-/** Replicas are left to the HPA when one exists, so the two never fight over the field. */
-export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton'): boolean {
-  const r = rs.spec[component].replicas;
-  return (rs.spec.autoscaling?.enabled ?? true) && r.max > r.min;
 }
 
 export function apiDeployment(rs: RecognitionService, clusterDomain?: string): KubeObject {

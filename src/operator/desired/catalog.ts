@@ -7,7 +7,7 @@
  * gs:// needs the ConfigMap (a CEL rule on the spec says so); without one (a resource admitted
  * before that rule) the API reads the catalog in its own image, as it did before.
  */
-import type { StorageSecretKey } from '../../config.js';
+import type { StorageSecretKey } from '../../settings.js';
 import type { EnvVar, RecognitionService } from '../api/types.js';
 import { modelStorage } from './triton.js';
 

@@ -1,6 +1,5 @@
 /** HPAs, PDBs, the NetworkPolicy and the ServiceMonitor: pure functions of the resource. */
 import type { RecognitionService } from '../api/types.js';
-import { hasAutoscaler } from './api.js';
 import {
   childMeta,
   childName,
@@ -13,6 +12,12 @@ import {
   type Component,
   type KubeObject,
 } from './naming.js';
+
+/** Replicas are left to the HPA when one exists, so the two never fight over the field. */
+export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton'): boolean {
+  const r = rs.spec[component].replicas;
+  return (rs.spec.autoscaling?.enabled ?? true) && r.max > r.min;
+}
 
 /**
  * Triton's default scaling signal: average queue time per request in microseconds, a Pods

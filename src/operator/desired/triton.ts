@@ -1,6 +1,6 @@
 /** Triton's Deployment and headless Service: pure functions of the RecognitionService. */
 import type { RecognitionService } from '../api/types.js';
-import { hasAutoscaler } from './api.js';
+import { hasAutoscaler } from './policies.js';
 import {
   childMeta,
   selectorLabels,
