@@ -12,6 +12,7 @@ import { registerConsole, type ConsoleOptions } from './console/plugin.js';
 import { registerOpenApi } from './api/openapi.js';
 import { installConnectionLimits, serverTimeoutOptions } from './api/connection-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.js';
+import { installHsts } from './api/transport-security.js';
 import { ApiError, REJECTION_REASONS } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
 import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
@@ -129,6 +130,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   app.addHook('onRequest', errorHandling.refuseShadowedMethods);
 
   installConnectionLimits(app, config);
+  // Strict-Transport-Security on every answer (API and console) when published over https.
+  installHsts(app, config.publicBaseUrl);
 
   let draining = false;
   app.addHook('preClose', async () => {

@@ -11,10 +11,14 @@ type Cidr = [Address, number];
 
 /** Refused even when an allow-list covers them: they hand out cloud credentials. */
 const CLOUD_METADATA: readonly Cidr[] = [
-  ipaddr.parseCIDR('169.254.169.254/32'), // AWS, GCP, Azure, OpenStack, ...
+  ipaddr.parseCIDR('169.254.169.254/32'), // AWS, GCP, Azure IMDS, OpenStack, DigitalOcean, Oracle (v1), ...
   ipaddr.parseCIDR('169.254.170.2/32'), // AWS ECS task credentials
   ipaddr.parseCIDR('100.100.100.200/32'), // Alibaba Cloud
-  ipaddr.parseCIDR('fd00:ec2::254/128'), // AWS over IPv6
+  ipaddr.parseCIDR('fd00:ec2::254/128'), // AWS IMDS over IPv6
+  // Azure WireServer (VM agent, extensions and their settings): a public unicast address, so
+  // only this entry refuses it.
+  ipaddr.parseCIDR('168.63.129.16/32'),
+  ipaddr.parseCIDR('192.0.0.192/32'), // Oracle Cloud IMDS (also inside the reserved 192.0.0/24)
 ];
 
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');

@@ -38,6 +38,8 @@ export interface ImageFetcherOptions {
 
 export const MAX_IMAGE_URL_LENGTH = 2048;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** getaddrinfo and c-ares codes for a resolver that failed, as opposed to an answer that the name has no address. */
+const TRANSIENT_DNS_CODES = new Set(['EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL', 'ECONNREFUSED', 'EAI_MEMORY', 'EAI_SYSTEM']);
 const USER_AGENT = 'recognition-service-image-fetcher/1';
 
 export const systemLookup: LookupFn = async (hostname) => {
@@ -167,18 +169,25 @@ class SafeImageFetcher implements ImageFetcher {
     if (literal !== null) return [{ address: host, family: literal.kind() === 'ipv6' ? 6 : 4 }];
     // The socket layer skips lookup for anything it takes as an IP; such a host must have been judged above.
     if (net.isIP(host) !== 0) throw invalidUrl(`the image host "${host}" is an address that could not be checked`);
+    // A name that does not exist and a name that resolves to a refused address get the very
+    // same answer, so the API cannot tell which internal names exist (an internal DNS oracle).
+    // What really happened stays on the error's `cause`, for the server's side only.
+    const unusableHost = (cause: unknown) => new ImageError('INVALID_IMAGE_URL', `the image host "${host}" does not resolve to a public address`, undefined, { cause });
     let found: ResolvedAddress[];
     try {
       found = await untilAborted(this.lookup(host), signal);
     } catch (err) {
       if (signal.aborted) throw err;
-      throw downloadFailed(`could not resolve the image host "${host}"`, undefined, err);
+      // A resolver that failed for now (not an answer about the name) may succeed on a retry.
+      if (TRANSIENT_DNS_CODES.has((err as { code?: string })?.code ?? '')) {
+        throw downloadFailed(`could not resolve the image host "${host}" right now (temporary DNS failure)`, undefined, err);
+      }
+      throw unusableHost(err);
     }
-    if (found.length === 0) throw downloadFailed(`the image host "${host}" has no addresses`);
+    if (found.length === 0) throw unusableHost(new Error(`"${host}" has no addresses`));
     for (const { address } of found) {
       const verdict = this.policy.check(address);
-      // The client named the host but not the address: say what kind of address, not which one.
-      if (!verdict.allowed) throw invalidUrl(`the image host "${host}" resolves to ${verdict.reason}, which is refused`);
+      if (!verdict.allowed) throw unusableHost(new Error(`"${host}" resolves to ${verdict.reason}`));
     }
     return found;
   }
@@ -209,7 +218,12 @@ class SafeImageFetcher implements ImageFetcher {
             } catch {
               throw downloadFailed(`the image URL redirected to an invalid location`, status);
             }
-            url = this.parse(next, 'image_url redirect');
+            const target = this.parse(next, 'image_url redirect');
+            // Once on https, stay on it: a redirect to plain http would send the rest in clear text.
+            if (url.protocol === 'https:' && target.protocol === 'http:') {
+              throw invalidUrl('image_url redirects from https to plain http, which is refused');
+            }
+            url = target;
             continue;
           }
           if (status < 200 || status > 299) {

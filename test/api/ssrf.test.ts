@@ -67,3 +67,24 @@ test('batch: the refused image fails before processing and is given back', async
   assert.equal((await t.db('requests').where({ key_id: k.id })).length, 0);
   assert.equal((await t.db('organizations').where({ id: k.orgId }).first()).balance, 2);
 });
+
+test('sync: a name that does not exist answers exactly like a name resolving to an internal address', async () => {
+  // Different answers would let any key holder map internal DNS names through the API.
+  const k = await t.newKey({ balance: 5 });
+  const answer = async (host: string) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/cv/requests/sync',
+      headers: { 'x-api-key': k.key },
+      payload: { external_id: `probe-${host}`, image_url: `http://${host}:${images.port}/images/camera.png` },
+    });
+    const body = json<{ error: string; message: string; error_code: string }>(res);
+    return { status: res.statusCode, body: { ...body, message: body.message.replace(host, '<host>') } };
+  };
+  const internal = await answer('localhost');
+  assert.equal(internal.status, 400);
+  assert.equal(internal.body.error_code, 'INVALID_IMAGE_URL');
+  assert.deepEqual(await answer('no-such-host.invalid'), internal);
+  assert.equal(images.connections, 0);
+  assert.equal((await t.db('organizations').where({ id: k.orgId }).first()).balance, 5, 'neither is charged');
+});

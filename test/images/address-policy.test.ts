@@ -63,6 +63,27 @@ test('cloud metadata stays refused under the widest allow-list', () => {
   assert.equal(policy.check('10.0.0.1').allowed, true);
 });
 
+test('Azure WireServer is refused although it is public unicast, in every form, under any allow-list', () => {
+  // 168.63.129.16 hands out the VM agent's configuration and extension settings; ipaddr.js calls it unicast.
+  for (const policy of [new AddressPolicy(), new AddressPolicy(['0.0.0.0/0', '::/0']), new AddressPolicy(['168.63.129.0/24'])]) {
+    for (const a of ['168.63.129.16', '::ffff:168.63.129.16', '64:ff9b::a83f:8110', '::ffff:0:a83f:8110']) {
+      const verdict = policy.check(a);
+      assert.equal(verdict.allowed, false, a);
+      assert.match((verdict as { reason: string }).reason, /cloud metadata/, a);
+    }
+  }
+  // its neighbours are ordinary public addresses
+  assert.deepEqual(new AddressPolicy().check('168.63.129.17'), { allowed: true });
+});
+
+test('Oracle Cloud IMDS (192.0.0.192) stays refused under the widest allow-list', () => {
+  assert.match((new AddressPolicy().check('192.0.0.192') as { reason: string }).reason, /cloud metadata/);
+  const wide = new AddressPolicy(['0.0.0.0/0', '::/0']);
+  assert.equal(wide.check('192.0.0.192').allowed, false);
+  assert.equal(wide.check('::ffff:192.0.0.192').allowed, false);
+  assert.equal(wide.check('192.0.0.193').allowed, true, 'the rest of 192.0.0/24 follows the allow-list');
+});
+
 test('parseIpLiteral reads every IPv4 spelling and bracketed IPv6, and nothing else', () => {
   for (const s of ['2130706433', '0x7f.1', '0177.0.0.1', '127.1', '0x7f000001', '127.0.0.1']) {
     assert.equal(parseIpLiteral(s)?.toString(), '127.0.0.1', s);

@@ -157,17 +157,18 @@ describe('image fetcher downloads through the allow-list', () => {
     await assert.rejects(fetcher.fetch(`http://127.0.0.1:${port}/images/camera.png`), downloadFailed(undefined, /refused/));
   });
 
-  test('a name that does not resolve is a download failure', async () => {
+  // Refused like a name resolving to an internal address, in the same words (fetch-ssrf.test.ts).
+  test('a name that does not resolve is an invalid URL', async () => {
     const nxdomain: LookupFn = async (host) => {
       throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     };
     const f = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 0, lookup: nxdomain });
-    await assert.rejects(f.fetch('http://no-such-host.test/a.png'), downloadFailed(undefined, /could not resolve/));
+    await assert.rejects(f.fetch('http://no-such-host.test/a.png'), invalidUrl);
   });
 
-  test('a name with no addresses is a download failure', async () => {
+  test('a name with no addresses is an invalid URL', async () => {
     const f = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: MiB, maxRedirects: 0, lookup: async () => [] });
-    await assert.rejects(f.fetch('http://empty.test/a.png'), downloadFailed(undefined, /no addresses/));
+    await assert.rejects(f.fetch('http://empty.test/a.png'), invalidUrl);
   });
 });
 

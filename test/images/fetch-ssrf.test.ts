@@ -39,6 +39,8 @@ describe('image fetcher refuses internal addresses before connecting', () => {
     'private.test': ['10.1.2.3'],
     'metadata.test': ['169.254.169.254'],
     'metadata6.test': ['fd00:ec2::254'],
+    'wireserver.test': ['168.63.129.16'],
+    'oracle-imds.test': ['192.0.0.192'],
     'cgnat.test': ['100.64.1.1'],
     'ula.test': ['fd12:3456::1'],
     'linklocal6.test': ['fe80::1'],
@@ -87,6 +89,10 @@ describe('image fetcher refuses internal addresses before connecting', () => {
     ['cloud metadata, IPv4-mapped', '[::ffff:169.254.169.254]'],
     ['cloud metadata, IPv6 (AWS)', '[fd00:ec2::254]'],
     ['Alibaba metadata', '100.100.100.200'],
+    ['Azure WireServer (public unicast)', '168.63.129.16'],
+    ['Azure WireServer, IPv4-mapped', '[::ffff:168.63.129.16]'],
+    ['Azure WireServer, NAT64', '[64:ff9b::a83f:8110]'],
+    ['Oracle Cloud IMDS', '192.0.0.192'],
     ['multicast', '224.0.0.1'],
     ['broadcast', '255.255.255.255'],
     ['reserved 240/4', '240.0.0.1'],
@@ -124,6 +130,8 @@ describe('image fetcher refuses internal addresses before connecting', () => {
     ['a name resolving to a private address', 'private.test'],
     ['a name resolving to the cloud metadata address', 'metadata.test'],
     ['a name resolving to the IPv6 cloud metadata address', 'metadata6.test'],
+    ['a name resolving to Azure WireServer', 'wireserver.test'],
+    ['a name resolving to Oracle Cloud IMDS', 'oracle-imds.test'],
     ['a name resolving to CGNAT', 'cgnat.test'],
     ['a name resolving to IPv6 ULA', 'ula.test'],
     ['a name resolving to IPv6 link-local', 'linklocal6.test'],
@@ -138,14 +146,53 @@ describe('image fetcher refuses internal addresses before connecting', () => {
       fetcher.validate(url); // a name is only judged once resolved
       await assert.rejects(fetcher.fetch(url), (err) => {
         isInvalidUrl(err);
-        // The message names the kind of address, never the address itself (no internal DNS oracle).
-        assert.match((err as Error).message, new RegExp(`"${host.replace(/\./g, '\\.')}" resolves to`));
+        // The same words as for a name that does not exist, and never the address (no internal DNS oracle).
+        assert.equal((err as Error).message, `the image host "${host}" does not resolve to a public address`);
         assert.doesNotMatch((err as Error).message, /127\.0\.0\.1|10\.1\.2\.3|169\.254|::1\b/);
         return true;
       });
       assert.equal(lookup.calls.at(-1), host);
     });
   }
+
+  test('a name that does not exist gets the very answer of a name resolving to an internal address', async () => {
+    // Otherwise the API tells which internal names exist: probe "db.internal", "vault.internal", ...
+    const answer = async (host: string) => {
+      const err = await fetcher.fetch(`http://${host}:${port}/images/camera.png`).then(() => assert.fail('fetched'), (e: unknown) => e);
+      assert.ok(err instanceof ImageError);
+      return { code: err.code, upstreamStatus: err.upstreamStatus, message: err.message.replace(host, '<host>') };
+    };
+    const nxdomain = await answer('no-such-name.test');
+    assert.deepEqual(nxdomain, { code: 'INVALID_IMAGE_URL', upstreamStatus: undefined, message: 'the image host "<host>" does not resolve to a public address' });
+    for (const host of ['private.test', 'loopback.test', 'metadata.test', 'good-then-bad.test']) {
+      assert.deepEqual(await answer(host), nxdomain, host);
+    }
+    const empty = createImageFetcher({ allowCidrs: [], timeoutMs: 2000, maxBytes: 1024, maxRedirects: 0, lookup: async () => [] });
+    const err = await empty.fetch('http://empty.test/a.png').then(() => assert.fail('fetched'), (e: unknown) => e as ImageError);
+    assert.deepEqual([err.code, err.message], ['INVALID_IMAGE_URL', 'the image host "empty.test" does not resolve to a public address']);
+  });
+
+  test('what really happened stays on the error\'s cause, for the server only', async () => {
+    const err = await fetcher.fetch(`http://private.test:${port}/`).then(() => assert.fail('fetched'), (e: unknown) => e as ImageError);
+    assert.match(String((err.cause as Error).message), /private address/);
+    const nx = await fetcher.fetch(`http://no-such-name.test:${port}/`).then(() => assert.fail('fetched'), (e: unknown) => e as ImageError);
+    assert.equal((nx.cause as { code?: string }).code, 'ENOTFOUND');
+  });
+
+  test('a resolver failing for now (EAI_AGAIN) is a download failure, retryable, not a refusal', async () => {
+    const flaky = createImageFetcher({
+      allowCidrs: [], timeoutMs: 2000, maxBytes: 1024, maxRedirects: 0,
+      lookup: async (host) => {
+        throw Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' });
+      },
+    });
+    await assert.rejects(flaky.fetch('http://images.example/a.png'), (err) => {
+      assert.ok(err instanceof ImageError);
+      assert.equal(err.code, 'IMAGE_DOWNLOAD_FAILED');
+      assert.match(err.message, /temporary DNS failure/);
+      return true;
+    });
+  });
 
   test('refuses localhost through the system resolver', async () => {
     const system = createImageFetcher({ allowCidrs: [], timeoutMs: 2000, maxBytes: 1024, maxRedirects: 0 });
@@ -161,6 +208,9 @@ describe('image fetcher refuses internal addresses before connecting', () => {
     const wide = createImageFetcher({ allowCidrs: ['0.0.0.0/0', '::/0'], timeoutMs: 2000, maxBytes: 1024, maxRedirects: 0, lookup });
     assert.throws(() => wide.validate('http://169.254.169.254/latest/meta-data/'), isInvalidUrl);
     assert.throws(() => wide.validate('http://[fd00:ec2::254]/'), isInvalidUrl);
+    assert.throws(() => wide.validate('http://168.63.129.16/machine?comp=goalstate'), isInvalidUrl);
+    assert.throws(() => wide.validate('http://192.0.0.192/opc/v2/instance/'), isInvalidUrl);
+    await assert.rejects(wide.fetch('http://wireserver.test/'), isInvalidUrl);
     await assert.rejects(wide.fetch('http://metadata.test/'), isInvalidUrl);
   });
 

@@ -57,6 +57,31 @@ describe('image fetcher over https with a pinned address', () => {
     });
   });
 
+  test('a redirect from https to plain http is refused, and the http server never sees a request', async () => {
+    const plain = await startImageServer();
+    try {
+      const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: 1 << 20, maxRedirects: 3, lookup, ca: cert });
+      for (const code of [301, 302, 303, 307, 308]) {
+        const to = encodeURIComponent(`http://images.test:${plain.port}/images/camera.png`);
+        // also after a first https → https hop
+        await assert.rejects(fetcher.fetch(`https://images.test:${server.port}/redirect?n=2&code=${code}&to=${to}`), (err) => {
+          assert.ok(err instanceof ImageError);
+          assert.equal(err.code, 'INVALID_IMAGE_URL');
+          assert.match(err.message, /from https to plain http/);
+          return true;
+        });
+      }
+      assert.equal(plain.connections, 0, 'nothing was sent in clear text');
+      // the other way, an upgrade from http to https, is followed
+      const up = encodeURIComponent(`https://images.test:${server.port}/images/camera.png`);
+      const image = await fetcher.fetch(`http://images.test:${plain.port}/redirect?n=1&to=${up}`);
+      assert.deepEqual(image.bytes, readFixture('camera.png'));
+      assert.equal(image.finalUrl, `https://images.test:${server.port}/images/camera.png`);
+    } finally {
+      await plain.close();
+    }
+  });
+
   test('an untrusted certificate is a download failure', async () => {
     const fetcher = createImageFetcher({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 15_000, maxBytes: 1 << 20, maxRedirects: 0, lookup });
     await assert.rejects(fetcher.fetch(`https://images.test:${server.port}/images/camera.png`), (err) => {

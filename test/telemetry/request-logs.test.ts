@@ -17,9 +17,10 @@ import { createDb } from '../../src/store/db.js';
 import { createKey } from '../../src/store/keys.js';
 import { migrateLatest } from '../../src/store/migrate.js';
 import { createOrg } from '../../src/store/orgs.js';
-import { loggerOptions, REDACTED } from '../../src/telemetry/logging.js';
+import { loggerOptions, REDACTED, redactUrlSecrets } from '../../src/telemetry/logging.js';
 import { testConfig } from '../helpers/app.js';
 import { readFixture } from '../helpers/fixtures.js';
+import { startImageServer } from '../helpers/image-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
 const lines: string[] = [];
@@ -131,7 +132,7 @@ test('error logs that carry a request, headers or a body are redacted', () => {
   logger.error(
     {
       err: Object.assign(new Error('boom'), { body: { image_base64: cameraBase64 } }),
-      req: { headers: { 'x-api-key': key }, body: { image_base64: cameraBase64 } },
+      req: { headers: { 'x-api-key': key, cookie: `__Host-rc_access=${key}` }, body: { image_base64: cameraBase64 } },
       headers: { 'x-api-key': key },
       input: { image_base64: cameraBase64, apiKey: key },
     },
@@ -140,6 +141,7 @@ test('error logs that carry a request, headers or a body are redacted', () => {
   assert.equal(lines.length, 1);
   const line = parsed()[0] as { req: { headers: Record<string, string>; body: Record<string, string> }; input: Record<string, string> };
   assert.equal(line.req.headers['x-api-key'], REDACTED);
+  assert.equal(line.req.headers.cookie, REDACTED, 'console session cookies');
   assert.equal(line.req.body.image_base64, REDACTED);
   assert.equal(line.input.image_base64, REDACTED);
   assert.equal(line.input.apiKey, REDACTED);
@@ -153,4 +155,59 @@ test('probes are logged at debug only', async () => {
   assert.equal(probe.length, 1);
   assert.equal(probe[0].level, 20);
   assert.equal(probe[0].route, '/healthz');
+});
+
+// Signed links carry their credential in the query: the API's own `signature`, a presigned
+// S3 link's X-Amz-Signature, X-Amz-Credential and X-Amz-Security-Token. Whoever reads the log
+// must not be able to open the image (or, with a session token, more of the bucket).
+const SIGNED_SECRETS = ['SIGNATURE-SECRET-1', 'AMZ-SIGNATURE-SECRET', 'AKIA-CREDENTIAL-SECRET', 'SESSION-TOKEN-SECRET'];
+const signedQuery = (prefix = '?') =>
+  `${prefix}expires=1900000000&signature=${SIGNED_SECRETS[0]}&X-Amz-Signature=${SIGNED_SECRETS[1]}` +
+  `&X-Amz-Credential=${SIGNED_SECRETS[2]}%2F20250101%2Fus-east-1%2Fs3%2Faws4_request&x-amz-security-token=${SIGNED_SECRETS[3]}&X-Amz-Expires=604800`;
+
+function assertNoSignedSecrets(): void {
+  const all = lines.join('\n');
+  for (const secret of SIGNED_SECRETS) assert.ok(!all.includes(secret), `${secret} is in the log:\n${all}`);
+}
+
+test('the signature, X-Amz-Signature, X-Amz-Credential and X-Amz-Security-Token of any URL in any line are redacted', async () => {
+  lines.length = 0;
+  const images = await startImageServer();
+  try {
+    // an image link (the signature is its credential), an unknown route, a download that fails
+    await app.inject({ method: 'GET', url: `/v1/cv/images/00000000-0000-4000-8000-000000000000${signedQuery()}` });
+    await app.inject({ method: 'GET', url: `/v1/cv/no-such-route${signedQuery()}` });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/cv/requests/sync',
+      headers: { 'x-api-key': key },
+      payload: { external_id: 'logs-signed', image_url: `${images.url('/status/404')}${signedQuery()}` },
+    });
+    assert.ok(res.statusCode < 500, res.body);
+  } finally {
+    await images.close();
+  }
+  // whatever else logs a URL: a field, a request, an error message, an encoded URL inside a URL
+  const url = `https://bucket.s3.amazonaws.com/images/ab/x${signedQuery()}`;
+  logger.info({ url, req: { method: 'GET', url: `/v1/cv/images/x${signedQuery()}` }, nested: { image_url: url } }, 'a line with URLs');
+  logger.error({ err: new Error(`could not fetch ${url}`) }, 'request failed');
+  logger.warn({ next: `https://cv.example/redirect?to=${encodeURIComponent(url)}` }, 'encoded');
+  logger.info(`a message with ${url}`);
+  assertNoSignedSecrets();
+  const line = parsed().find((l) => l.msg === 'a line with URLs') as { url: string; req: { url: string } };
+  assert.ok(line, lines.join('\n'));
+  // the rest of the URL stays readable: host, path, expiry, and which parameters were there
+  assert.equal(
+    line.url,
+    `https://bucket.s3.amazonaws.com/images/ab/x?expires=1900000000&signature=${REDACTED}&X-Amz-Signature=${REDACTED}` +
+      `&X-Amz-Credential=${REDACTED}&x-amz-security-token=${REDACTED}&X-Amz-Expires=604800`,
+  );
+  assert.match(line.req.url, /^\/v1\/cv\/images\/x\?expires=1900000000&signature=\[redacted\]&/);
+});
+
+test('redactUrlSecrets leaves other text alone', () => {
+  for (const text of ['no url here', 'https://example.com/a.png?expires=1&size=2', 'signature=abc without a query', 'https://example.com/?designature=1']) {
+    assert.equal(redactUrlSecrets(text), text);
+  }
+  assert.equal(redactUrlSecrets('https://x.test/a?Signature=abc#frag'), `https://x.test/a?Signature=${REDACTED}#frag`);
 });
