@@ -54,8 +54,8 @@ export interface AppDeps {
   instanceId?: string;
   /** Prometheus metrics, served at /metrics (default: a fresh registry). */
   metrics?: Metrics;
-  /** Console overrides (tests: sign-in throttling thresholds, where the web files are). */
-  console?: Pick<ConsoleOptions, 'throttle' | 'assetsDir'>;
+  /** Console overrides (tests: sign-in throttling thresholds, the password hasher, where the web files are). */
+  console?: Pick<ConsoleOptions, 'throttle' | 'passwords' | 'assetsDir'>;
   /** Admission to decode/inference (default: from config.detectConcurrency and detectQueueLength). */
   detectGate?: CapacityGate;
 }

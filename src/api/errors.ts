@@ -68,6 +68,7 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' },
   MONTHLY_QUOTA_EXCEEDED: { status: 429, error: 'Too Many Requests', message: 'Monthly quota exceeded' },
   LOGIN_THROTTLED: { status: 429, error: 'Too Many Requests', message: 'Too many failed sign-ins; wait and try again' },
+  PASSWORD_HASHING_BUSY: { status: 429, error: 'Too Many Requests', message: 'Too many password checks under way; retry shortly' },
   TOO_MANY_IN_FLIGHT: { status: 429, error: 'Too Many Requests', message: 'Too many requests in flight from this client address' },
   // 431
   HEADERS_TOO_LARGE: { status: 431, error: 'Request Header Fields Too Large', message: 'The request headers are too large' },
@@ -149,5 +150,7 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   // Backpressure: the decode/inference queue full, or one address over its in-flight cap.
   SERVICE_OVERLOADED: 'overload',
   TOO_MANY_IN_FLIGHT: 'overload',
+  // The console's password-hashing queue full (src/console/passwords.ts).
+  PASSWORD_HASHING_BUSY: 'overload',
   MALFORMED_REQUEST: 'validation',
 };

@@ -23,7 +23,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
           consoleBearer: { type: 'http', scheme: 'bearer', description: 'A console access token from POST /console/api/v1/auth/login' },
-          consoleCookie: { type: 'apiKey', in: 'cookie', name: 'rc_access', description: 'The web app: HttpOnly cookie plus x-csrf-token on unsafe methods' },
+          consoleCookie: { type: 'apiKey', in: 'cookie', name: 'rc_access', description: 'The web app: HttpOnly cookie plus x-csrf-token on unsafe methods. Named __Host-rc_access (and __Host-rc_refresh, __Host-rc_csrf) when the service is published over https' },
         },
       },
     },

@@ -10,8 +10,8 @@ import {
 import { findUserByEmail, getUser, membershipsOf } from '../store/users.js';
 import type { ConsoleContext } from './context.js';
 import { SECURITY, TAG } from './context.js';
-import { burnPasswordCheck, hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.js';
-import { COOKIE, bearerToken, checkCsrf, requireSession, userOf } from './session-auth.js';
+import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
+import { bearerToken, checkCsrf, cookiesOf, requireSession, userOf } from './session-auth.js';
 import { accountSubject, addressSubject } from './throttle.js';
 
 /** A browser asks for cookies instead of tokens in the body. */
@@ -37,20 +37,21 @@ export function authRoutes(ctx: ConsoleContext) {
     const { db } = ctx;
     const session = requireSession(db);
 
-    const secure = (request: FastifyRequest) => ctx.secureCookies || request.protocol === 'https';
     /** `freshCsrf`: a new CSRF secret at sign-in (never one planted before it); kept across refreshes. */
     function setCookies(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, freshCsrf: boolean): void {
-      const base = { secure: secure(request), sameSite: 'strict' as const };
-      reply.setCookie(COOKIE.access, pair.accessToken, { ...base, httpOnly: true, path: '/console', maxAge: pair.accessExpiresIn });
-      reply.setCookie(COOKIE.refresh, pair.refreshToken, { ...base, httpOnly: true, path: '/console/api/v1/auth', maxAge: pair.refreshExpiresIn });
+      // `__Host-` names (Secure, Path=/) over https, plain ones over http: see session-auth.ts.
+      const { secure, access, refresh, csrf: csrfCookie } = cookiesOf(request);
+      const base = { secure, sameSite: 'strict' as const };
+      reply.setCookie(access.name, pair.accessToken, { ...base, httpOnly: true, path: access.path, maxAge: pair.accessExpiresIn });
+      reply.setCookie(refresh.name, pair.refreshToken, { ...base, httpOnly: true, path: refresh.path, maxAge: pair.refreshExpiresIn });
       // Readable by the page's script, which echoes it in x-csrf-token (double submit).
-      const csrf = (freshCsrf ? undefined : request.cookies[COOKIE.csrf]) ?? randomBytes(24).toString('base64url');
-      reply.setCookie(COOKIE.csrf, csrf, { ...base, httpOnly: false, path: '/console', maxAge: pair.refreshExpiresIn });
+      const csrf = (freshCsrf ? undefined : request.cookies[csrfCookie.name]) ?? randomBytes(24).toString('base64url');
+      reply.setCookie(csrfCookie.name, csrf, { ...base, httpOnly: false, path: csrfCookie.path, maxAge: pair.refreshExpiresIn });
     }
-    function clearCookies(reply: FastifyReply): void {
-      reply.clearCookie(COOKIE.access, { path: '/console' });
-      reply.clearCookie(COOKIE.refresh, { path: '/console/api/v1/auth' });
-      reply.clearCookie(COOKIE.csrf, { path: '/console' });
+    function clearCookies(request: FastifyRequest, reply: FastifyReply): void {
+      // A browser drops a __Host- cookie only on a Set-Cookie that is itself Secure with Path=/.
+      const { secure, access, refresh, csrf } = cookiesOf(request);
+      for (const c of [access, refresh, csrf]) reply.clearCookie(c.name, { path: c.path, secure, sameSite: 'strict' });
     }
     function tokenBody(pair: TokenPair, user: { id: string; email: string }, withTokens: boolean) {
       return {
@@ -75,17 +76,13 @@ export function authRoutes(ctx: ConsoleContext) {
       },
       async (request, reply) => {
         const { email, password } = request.body as { email: string; password: string };
-        const subjects = [accountSubject(email), addressSubject(request.ip)];
-        const wait = await ctx.throttle.retryAfter(subjects);
-        if (wait > 0) throw new ApiError('LOGIN_THROTTLED', `Too many failed sign-ins; try again in ${wait} s`, {}, { 'Retry-After': String(wait) });
-        const user = await findUserByEmail(db, email);
-        const ok = user ? await verifyPassword(password, user.password_hash) : (await burnPasswordCheck(password), false);
-        if (!user || !ok) {
-          await ctx.throttle.recordFailure(subjects[0], 'account');
-          await ctx.throttle.recordFailure(subjects[1], 'address');
-          throw new ApiError('INVALID_CREDENTIALS');
-        }
-        await ctx.throttle.clear(subjects[0]);
+        // The attempt is counted (or refused, 429) before the password is looked at, alike for unknown e-mails.
+        const user = await ctx.throttle.check({ account: accountSubject(email), address: addressSubject(request.ip) }, async () => {
+          const found = await findUserByEmail(db, email);
+          if (!found) return ctx.passwords.burn(password).then(() => null);
+          return (await ctx.passwords.verify(password, found.password_hash)) ? found : null;
+        });
+        if (!user) throw new ApiError('INVALID_CREDENTIALS');
         // null: the password changed while it was being checked; the one presented is no longer it.
         const pair = await startSession(db, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash);
         if (!pair) throw new ApiError('INVALID_CREDENTIALS');
@@ -111,12 +108,12 @@ export function authRoutes(ctx: ConsoleContext) {
       async (request, reply) => {
         const bodyToken = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
         const viaCookie = bodyToken === undefined;
-        const presented = bodyToken ?? request.cookies[COOKIE.refresh];
+        const presented = bodyToken ?? request.cookies[cookiesOf(request).refresh.name];
         if (!presented) throw new ApiError('UNAUTHENTICATED', 'A refresh token is required');
         if (viaCookie) checkCsrf(request);
         const outcome = await rotateRefresh(db, presented, ctx.ttl);
         if (!outcome.ok) {
-          if (viaCookie) clearCookies(reply);
+          if (viaCookie) clearCookies(request, reply);
           if (outcome.reason === 'reused') throw new ApiError('REFRESH_REUSED');
           throw new ApiError('UNAUTHENTICATED', 'The refresh token is invalid or its session has ended; sign in again');
         }
@@ -150,11 +147,11 @@ export function authRoutes(ctx: ConsoleContext) {
         if (bearer !== undefined) sessionId = (await sessionForAccessToken(db, bearer))?.sessionId ?? null;
         if (sessionId === null && bodyToken !== undefined) sessionId = await sessionForRefreshToken(db, bodyToken);
         if (sessionId === null && bearer === undefined && bodyToken === undefined) {
-          const access = request.cookies[COOKIE.access];
-          const refresh = request.cookies[COOKIE.refresh];
+          const access = request.cookies[cookiesOf(request).access.name];
+          const refresh = request.cookies[cookiesOf(request).refresh.name];
           if (access || refresh) {
             checkCsrf(request);
-            clearCookies(reply);
+            clearCookies(request, reply);
             if (access) sessionId = (await sessionForAccessToken(db, access))?.sessionId ?? null;
             if (sessionId === null && refresh) sessionId = await sessionForRefreshToken(db, refresh);
           }
@@ -188,10 +185,14 @@ export function authRoutes(ctx: ConsoleContext) {
         const u = userOf(request);
         const body = request.body as { current_password: string; new_password: string };
         const user = await getUser(db, u.id);
-        if (!(await verifyPassword(body.current_password, user.password_hash))) throw new ApiError('INVALID_CREDENTIALS', 'The current password is wrong');
+        // Throttled like a sign-in, in the same buckets: a stolen session is no second way to guess the password.
+        const ok = await ctx.throttle.check({ account: accountSubject(user.email), address: addressSubject(request.ip) }, async () =>
+          (await ctx.passwords.verify(body.current_password, user.password_hash)) ? user : null,
+        );
+        if (!ok) throw new ApiError('INVALID_CREDENTIALS', 'The current password is wrong');
         const problem = passwordProblem(body.new_password);
         if (problem) throw new ApiError('VALIDATION_FAILED', problem);
-        const pair = await changePassword(db, u.id, await hashPassword(body.new_password), 'password_changed', {
+        const pair = await changePassword(db, u.id, await ctx.passwords.hash(body.new_password), 'password_changed', {
           ttl: ctx.ttl,
           client: { userAgent: request.headers['user-agent'], ip: request.ip },
         });

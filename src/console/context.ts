@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { ErrorCode } from '../api/errors.js';
 import type { ImageUrlSigner } from '../images/types.js';
 import type { SessionTtls } from '../store/sessions.js';
+import type { PasswordHasher } from './passwords.js';
 import type { LoginThrottle } from './throttle.js';
 
 export interface ConsoleContext {
@@ -11,6 +12,8 @@ export interface ConsoleContext {
   /** Labels of the model catalog, to check a key's classes against. */
   labels(): Promise<string[]>;
   throttle: LoginThrottle;
+  /** Every password hash and check goes through it (a bounded queue). */
+  passwords: PasswordHasher;
   ttl: SessionTtls;
   /** Secure cookies even on plain HTTP (the service behind a TLS-terminating proxy). */
   secureCookies: boolean;
@@ -26,5 +29,5 @@ export const SECURITY: Array<Record<string, string[]>> = [{ consoleBearer: [] },
 /** The catalogue codes the console API answers with (beyond the operational ones). */
 export const CONSOLE_ERRORS = [
   'VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_CREDENTIALS', 'REFRESH_REUSED', 'FORBIDDEN_ROLE', 'CSRF_FAILED',
-  'NOT_FOUND', 'CONFLICT', 'LOGIN_THROTTLED',
+  'NOT_FOUND', 'CONFLICT', 'LOGIN_THROTTLED', 'PASSWORD_HASHING_BUSY',
 ] as const satisfies readonly ErrorCode[];

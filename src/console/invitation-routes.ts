@@ -12,7 +12,7 @@ import { ConflictError, NotFoundError } from '../store/db.js';
 import { acceptInvitation, invitationByToken, WrongAccountError, type AcceptAs } from '../store/invitations.js';
 import { findUserByEmail } from '../store/users.js';
 import { TAG, type ConsoleContext } from './context.js';
-import { hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.js';
+import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
 import { optionalSession } from './session-auth.js';
 import { accountSubject, addressSubject } from './throttle.js';
 
@@ -72,7 +72,7 @@ export function invitationRoutes(ctx: ConsoleContext) {
           if (body.new_password === undefined) throw new ApiError('VALIDATION_FAILED', 'new_password is required: choose the password of your new account');
           const problem = passwordProblem(body.new_password);
           if (problem) throw new ApiError('VALIDATION_FAILED', problem);
-          as = { newAccount: { passwordHash: await hashPassword(body.new_password) } };
+          as = { newAccount: { passwordHash: await ctx.passwords.hash(body.new_password) } };
         } else if (body.password !== undefined) {
           as = { userId: await checkPassword(inv.email, body.password, request.ip) };
         } else {
@@ -95,16 +95,12 @@ export function invitationRoutes(ctx: ConsoleContext) {
 
     /** The id of the account with this e-mail when the password is its own; throttled and answered like a sign-in. */
     async function checkPassword(email: string, password: string, ip: string): Promise<string> {
-      const subjects = [accountSubject(email), addressSubject(ip)];
-      const wait = await ctx.throttle.retryAfter(subjects);
-      if (wait > 0) throw new ApiError('LOGIN_THROTTLED', `Too many failed sign-ins; try again in ${wait} s`, {}, { 'Retry-After': String(wait) });
-      const user = await findUserByEmail(db, email);
-      if (!user || !(await verifyPassword(password, user.password_hash))) {
-        await ctx.throttle.recordFailure(subjects[0], 'account');
-        await ctx.throttle.recordFailure(subjects[1], 'address');
-        throw new ApiError('INVALID_CREDENTIALS');
-      }
-      await ctx.throttle.clear(subjects[0]);
+      const user = await ctx.throttle.check({ account: accountSubject(email), address: addressSubject(ip) }, async () => {
+        const found = await findUserByEmail(db, email);
+        if (!found) return ctx.passwords.burn(password).then(() => null);
+        return (await ctx.passwords.verify(password, found.password_hash)) ? found : null;
+      });
+      if (!user) throw new ApiError('INVALID_CREDENTIALS');
       return user.id;
     }
   };

@@ -49,9 +49,102 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
-let dummy: Promise<string> | undefined;
-/** Spends the same work as a real check, so an unknown e-mail answers as slowly as a known one. */
-export async function burnPasswordCheck(password: string): Promise<void> {
-  dummy ??= hashPassword('not-a-real-password-for-timing');
-  await verifyPassword(password, await dummy);
+/** Hashing refused because the queue is full (answered 429 PASSWORD_HASHING_BUSY with Retry-After). */
+export class PasswordHashingBusy extends Error {
+  override readonly name = 'PasswordHashingBusy';
+  constructor(readonly retryAfterSeconds: number) {
+    super('every password hashing slot is busy and the queue is full');
+  }
+}
+
+/** The hashing itself: scrypt by default; tests put an instrumented one behind the queue. */
+export interface PasswordWork {
+  hash(password: string): Promise<string>;
+  verify(password: string, stored: string): Promise<boolean>;
+}
+
+export const SCRYPT_WORK: PasswordWork = { hash: (password) => hashPassword(password), verify: verifyPassword };
+
+export interface PasswordQueueOptions {
+  /** Hashes running at once (each holds 128 MiB and a libuv pool thread). */
+  concurrency: number;
+  /** Hashes waiting for a slot; beyond it, refused at once. */
+  queueLength: number;
+  /** What a refusal tells the client to wait, in seconds. */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Two of libuv's four default threads at most, so DNS lookups of the image fetcher and file
+ * work always find one free, and 256 MiB of scrypt memory at most. A short queue: a wait of
+ * a few checks, not an unbounded pile-up.
+ */
+export const DEFAULT_PASSWORD_QUEUE: PasswordQueueOptions = { concurrency: 2, queueLength: 8, retryAfterSeconds: 1 };
+
+/**
+ * Every password hash and check of the service behind a bounded queue: at most
+ * `concurrency` at once, at most `queueLength` waiting, and PasswordHashingBusy at once when
+ * both are full, so scrypt cannot fill libuv's pool or memory, however many requests come.
+ */
+export class PasswordHasher {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  private dummy: Promise<string> | undefined;
+  private readonly options: PasswordQueueOptions;
+
+  constructor(
+    options: Partial<PasswordQueueOptions> = {},
+    private readonly work: PasswordWork = SCRYPT_WORK,
+  ) {
+    this.options = { ...DEFAULT_PASSWORD_QUEUE, ...options };
+    const { concurrency, queueLength } = this.options;
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer (got ${concurrency})`);
+    if (!Number.isInteger(queueLength) || queueLength < 0) throw new RangeError(`queueLength must be a non-negative integer (got ${queueLength})`);
+  }
+
+  stats(): { active: number; queued: number } {
+    return { active: this.active, queued: this.waiting.length };
+  }
+
+  hash(password: string): Promise<string> {
+    return this.run(() => this.work.hash(password));
+  }
+
+  verify(password: string, stored: string): Promise<boolean> {
+    return this.run(() => this.work.verify(password, stored));
+  }
+
+  /** Spends the work of a real check (for an unknown e-mail, so it answers as slowly as a known one). */
+  burn(password: string): Promise<void> {
+    return this.run(async () => {
+      this.dummy ??= this.work.hash('not-a-real-password-for-timing');
+      this.dummy.catch(() => (this.dummy = undefined));
+      await this.work.verify(password, await this.dummy);
+    });
+  }
+
+  private async run<T>(job: () => Promise<T>): Promise<T> {
+    await this.acquire();
+    try {
+      return await job();
+    } finally {
+      this.release();
+    }
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.active < this.options.concurrency && this.waiting.length === 0) {
+      this.active++;
+      return;
+    }
+    if (this.waiting.length >= this.options.queueLength) throw new PasswordHashingBusy(this.options.retryAfterSeconds);
+    // release() hands its slot over: `active` already counts it.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
+  }
 }

@@ -17,7 +17,9 @@ import { invitationRoutes } from './invitation-routes.js';
 import type { ConsoleContext } from './context.js';
 import { orgRoutes } from './org-routes.js';
 import { refusalCounter } from './refusals.js';
-import { DEFAULT_THROTTLE, LoginThrottle, type ThrottlePolicies } from './throttle.js';
+import { consoleCookiesHook } from './session-auth.js';
+import { PasswordHasher, PasswordHashingBusy } from './passwords.js';
+import { AttemptThrottled, DEFAULT_THROTTLE, LoginThrottle, type ThrottlePolicies } from './throttle.js';
 import { DEFAULT_ASSETS_DIR, webRoutes } from './web.js';
 
 export const CONSOLE_PREFIX = '/console';
@@ -45,6 +47,8 @@ export interface ConsoleOptions {
   > &
     CatalogConfig;
   throttle?: ThrottlePolicies;
+  /** Password hashing behind its bounded queue (default: scrypt, DEFAULT_PASSWORD_QUEUE). */
+  passwords?: PasswordHasher;
   assetsDir?: string;
 }
 
@@ -58,6 +62,10 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
 /** The console's word for a schema failure or any other unreadable input is VALIDATION_FAILED. */
 function consoleApiError(err: FastifyError, request: FastifyRequest): ApiError {
   if (err.validation) return new ApiError('VALIDATION_FAILED', `Invalid ${err.validationContext ?? 'request'}: ${err.message}`);
+  if (err instanceof AttemptThrottled) {
+    return new ApiError('LOGIN_THROTTLED', `Too many failed sign-ins; try again in ${err.retryAfterSeconds} s`, {}, { 'Retry-After': String(err.retryAfterSeconds) });
+  }
+  if (err instanceof PasswordHashingBusy) return new ApiError('PASSWORD_HASHING_BUSY', undefined, {}, { 'Retry-After': String(err.retryAfterSeconds) });
   const apiErr = toApiError(err, request);
   return apiErr.code === 'INVALID_PARAMETERS' ? new ApiError('VALIDATION_FAILED', apiErr.message) : apiErr;
 }
@@ -74,6 +82,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
       return labels;
     },
     throttle: new LoginThrottle(options.db, options.throttle ?? DEFAULT_THROTTLE),
+    passwords: options.passwords ?? new PasswordHasher(),
     ttl: { accessSeconds: config.consoleAccessTtlSeconds, refreshSeconds: config.consoleSessionTtlSeconds },
     secureCookies: config.publicBaseUrl.startsWith('https:'),
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
@@ -82,6 +91,8 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
   };
 
   await app.register(cookie);
+  // Which cookies this request uses: `__Host-` ones when Secure (session-auth.ts).
+  app.addHook('onRequest', consoleCookiesHook(ctx.secureCookies));
   app.addHook('onRoute', (route) => {
     route.bodyLimit = route.bodyLimit ?? BODY_LIMIT;
   });

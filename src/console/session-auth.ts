@@ -12,8 +12,43 @@ import { ApiError } from '../api/errors.js';
 import { sessionForAccessToken } from '../store/sessions.js';
 import { getUser } from '../store/users.js';
 
-export const COOKIE = { access: 'rc_access', refresh: 'rc_refresh', csrf: 'rc_csrf' } as const;
 export const CSRF_HEADER = 'x-csrf-token';
+
+export interface CookieSpec {
+  name: string;
+  path: string;
+}
+
+/** The console's three cookies as one request uses them, and whether they are Secure. */
+export interface ConsoleCookies {
+  secure: boolean;
+  access: CookieSpec;
+  refresh: CookieSpec;
+  csrf: CookieSpec;
+}
+
+/**
+ * Secure cookies (https) carry the `__Host-` prefix: a browser accepts such a cookie only
+ * Secure, from this very host, with Path=/ and no Domain, so no sibling subdomain and no
+ * plain-http answer can plant or overwrite one (cookie tossing: a planted CSRF cookie would
+ * defeat the double submit, a planted session cookie would sign the victim in as someone
+ * else). Cookies under the plain names are then ignored. The prefix forces Path=/, so all
+ * three are sent with every request to the host; the API never reads a cookie.
+ */
+export const HOST_COOKIES: ConsoleCookies = {
+  secure: true,
+  access: { name: '__Host-rc_access', path: '/' },
+  refresh: { name: '__Host-rc_refresh', path: '/' },
+  csrf: { name: '__Host-rc_csrf', path: '/' },
+};
+
+/** Plain http (local development): browsers refuse `__Host-` cookies that are not Secure. */
+export const PLAIN_COOKIES: ConsoleCookies = {
+  secure: false,
+  access: { name: 'rc_access', path: '/console' },
+  refresh: { name: 'rc_refresh', path: '/console/api/v1/auth' },
+  csrf: { name: 'rc_csrf', path: '/console' },
+};
 
 export interface ConsoleUser {
   id: string;
@@ -25,7 +60,25 @@ export interface ConsoleUser {
 declare module 'fastify' {
   interface FastifyRequest {
     consoleUser?: ConsoleUser;
+    /** Set by the console plugin's consoleCookiesHook. */
+    consoleCookies?: ConsoleCookies;
   }
+}
+
+/**
+ * onRequest hook of the console plugin: the cookies are Secure, so `__Host-`, when the console
+ * is published over https (`secureCookies`, from PUBLIC_BASE_URL) or the request came over TLS.
+ */
+export function consoleCookiesHook(secureCookies: boolean) {
+  return async function cookiesHook(request: FastifyRequest): Promise<void> {
+    request.consoleCookies = secureCookies || request.protocol === 'https' ? HOST_COOKIES : PLAIN_COOKIES;
+  };
+}
+
+/** The cookies this request uses (set and read under the same names). */
+export function cookiesOf(request: FastifyRequest): ConsoleCookies {
+  if (!request.consoleCookies) throw new Error('the console plugin is missing its cookie hook');
+  return request.consoleCookies;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -45,14 +98,15 @@ function sameSecret(a: string, b: string): boolean {
 
 /** Throws CSRF_FAILED unless the header repeats the CSRF cookie. */
 export function checkCsrf(request: FastifyRequest): void {
-  const cookie = request.cookies[COOKIE.csrf];
+  const cookie = request.cookies[cookiesOf(request).csrf.name];
   const header = request.headers[CSRF_HEADER];
   if (!cookie || typeof header !== 'string' || !sameSecret(cookie, header)) throw new ApiError('CSRF_FAILED');
 }
 
 /** True when this request came from the browser (no bearer token, session cookies instead). */
 export function usesCookies(request: FastifyRequest): boolean {
-  return bearerToken(request) === undefined && (request.cookies[COOKIE.access] !== undefined || request.cookies[COOKIE.refresh] !== undefined);
+  const { access, refresh } = cookiesOf(request);
+  return bearerToken(request) === undefined && (request.cookies[access.name] !== undefined || request.cookies[refresh.name] !== undefined);
 }
 
 /** onRequest hook of every authenticated console route. */
@@ -76,7 +130,7 @@ export async function optionalSession(db: Knex, request: FastifyRequest): Promis
 
 async function presentedSession(db: Knex, request: FastifyRequest): Promise<ConsoleUser | 'none' | 'invalid'> {
   const bearer = bearerToken(request);
-  const token = bearer ?? request.cookies[COOKIE.access];
+  const token = bearer ?? request.cookies[cookiesOf(request).access.name];
   if (!token) return 'none';
   const via = bearer !== undefined ? 'bearer' : 'cookie';
   if (via === 'cookie' && !SAFE_METHODS.has(request.method)) checkCsrf(request);

@@ -14,6 +14,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Knex } from 'knex';
 import pino from 'pino';
 import { REJECTION_REASONS, type ErrorCode } from '../../src/api/errors.js';
+import { PasswordHasher, SCRYPT_WORK, type PasswordWork } from '../../src/console/passwords.js';
 import { buildApp, createServices, type Services } from '../../src/app.js';
 import { CONSOLE_ERRORS } from '../../src/console/context.js';
 import { createDb } from '../../src/store/db.js';
@@ -32,6 +33,20 @@ const sink = new Writable({
   },
 });
 const logger = pino(loggerOptions('info'), sink);
+
+/** The real scrypt, except that while `held` is set a check waits for it (and says it began). */
+let held: { release: Promise<void>; began: () => void } | undefined;
+const heldWork: PasswordWork = {
+  hash: (password) => SCRYPT_WORK.hash(password),
+  verify: async (password, stored) => {
+    const h = held;
+    if (h) {
+      h.began();
+      await h.release;
+    }
+    return SCRYPT_WORK.verify(password, stored);
+  },
+};
 
 let database: TestDatabase;
 let db: Knex;
@@ -52,7 +67,9 @@ before(async () => {
     account: { slowAfter: 100, lockAfter: 2, lockSeconds: 60, windowSeconds: 60 },
     address: { slowAfter: 1000, lockAfter: 1000, lockSeconds: 60, windowSeconds: 60 },
   };
-  app = await buildApp({ ...services, console: { throttle } }, { loggerInstance: logger, sweepAbandoned: false });
+  // One password-hashing slot and no queue: a test holds the slot to reach PASSWORD_HASHING_BUSY.
+  const passwords = new PasswordHasher({ concurrency: 1, queueLength: 0 }, heldWork);
+  app = await buildApp({ ...services, console: { throttle, passwords } }, { loggerInstance: logger, sweepAbandoned: false });
   await app.ready();
   orgId = (await createOrg(db, { name: `console-rej-${process.pid}`, balance: null })).id;
 });
@@ -119,6 +136,18 @@ test('every console refusal is counted by reason and logged with its error_code,
   const rotated = await app.inject({ method: 'POST', url: `${API}/auth/refresh`, payload: { refresh_token: spent } });
   assert.equal(rotated.statusCode, 200, rotated.body);
   await expectRefusal('REFRESH_REUSED', { method: 'POST', url: `${API}/auth/refresh`, payload: { refresh_token: spent } });
+
+  // The only hashing slot held by one sign-in: the next is turned away at once.
+  let release!: () => void;
+  let began!: () => void;
+  const inside = new Promise<void>((resolve) => (began = resolve));
+  held = { release: new Promise<void>((resolve) => (release = resolve)), began };
+  const holding = app.inject({ method: 'POST', url: `${API}/auth/login`, payload: { email: viewer.email, password: 'wrong password' } });
+  await inside;
+  await expectRefusal('PASSWORD_HASHING_BUSY', { method: 'POST', url: `${API}/auth/login`, payload: { email: 'someone@example.com', password: 'wrong password' } });
+  held = undefined;
+  release();
+  assert.equal((await holding).statusCode, 401);
 
   // Not just the table: every console code that is a rejection was reached above.
   const consoleRejections = CONSOLE_ERRORS.filter((c) => REJECTION_REASONS[c] !== undefined);

@@ -15,9 +15,19 @@ export class ApiFailure extends Error {
   }
 }
 
+/**
+ * The CSRF cookie, the only cookie the page reads: `__Host-rc_csrf` when the server sets Secure
+ * cookies (https), `rc_csrf` over plain http (local development). The `__Host-` one wins; the
+ * server decides which name counts, so echoing a planted plain one only fails the check.
+ */
 function csrf(): string {
-  const m = /(?:^|;\s*)rc_csrf=([^;]+)/.exec(document.cookie);
-  return m ? decodeURIComponent(m[1]) : '';
+  const jar = new Map<string, string>();
+  for (const part of document.cookie.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) jar.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  const value = jar.get('__Host-rc_csrf') ?? jar.get('rc_csrf');
+  return value === undefined ? '' : decodeURIComponent(value);
 }
 
 async function raw(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Response> {
