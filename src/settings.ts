@@ -384,8 +384,12 @@ export const SETTINGS = {
 
   consoleEnabled: bool('CONSOLE_ENABLED', 'the web console and its API under `/console` (docs/console.md)', { default: true, pod: 'spec', crd: true }),
   consoleAccessTtlSeconds: int('CONSOLE_ACCESS_TTL_SECONDS', 'lifetime of a console access token, in seconds', { default: 15 * 60, min: 1, max: 24 * 3600 }),
-  consoleSessionTtlSeconds: int('CONSOLE_SESSION_TTL_SECONDS', 'absolute lifetime of a console session (its rotating refresh tokens), in seconds', {
-    default: 30 * 24 * 3600, min: 60, max: 365 * 24 * 3600, defaultDoc: '30 days', pod: 'spec', crd: true,
+  // ASVS 3.3.2 (level 2): a session ends 12 hours after sign-in or after 30 minutes without activity.
+  consoleSessionTtlSeconds: int('CONSOLE_SESSION_TTL_SECONDS', 'absolute lifetime of a console session from sign-in, in seconds; refreshing never extends it (lowering it ends longer sessions too)', {
+    default: 12 * 3600, min: 60, max: 365 * 24 * 3600, defaultDoc: '12 hours', pod: 'spec', crd: true,
+  }),
+  consoleSessionIdleSeconds: int('CONSOLE_SESSION_IDLE_SECONDS', 'a console session with no activity (a refresh, or an access token used) for this long ends, in seconds', {
+    default: 30 * 60, min: 60, max: 30 * 24 * 3600, defaultDoc: '30 minutes', pod: 'spec', crd: true,
   }),
   // Slow and greedy clients (src/api/connection-limits.ts).
   httpHeadersTimeoutMs: int('HTTP_HEADERS_TIMEOUT_MS', 'a client must send its request headers within this, in ms', { default: 10_000, min: 100, max: 600_000 }),

@@ -3,15 +3,18 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../api/errors.js';
+import { accountOfSession, audited, writeAudit } from '../store/audit.js';
 import {
   changePassword, listSessions, ownsSession, revokeSession, rotateRefresh, sessionForAccessToken, sessionForRefreshToken, startSession,
-  type TokenPair,
+  REFRESH_GRACE_SECONDS, type RefreshRefusal, type SessionTtls, type TokenPair,
 } from '../store/sessions.js';
-import { findUserByEmail, getUser, membershipsOf } from '../store/users.js';
+import { findUserByEmail, getUser, membershipsOf, type User } from '../store/users.js';
+import { AuditQuery, auditFilterOf, sendAudit } from './audit-view.js';
 import type { ConsoleContext } from './context.js';
 import { SECURITY, TAG } from './context.js';
 import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
 import { bearerToken, checkCsrf, cookiesOf, requireSession, userOf } from './session-auth.js';
+import { auditFailedSignIn, securityEntry, throttleAudited } from './security-events.js';
 import { accountSubject, addressSubject } from './throttle.js';
 
 /** A browser asks for cookies instead of tokens in the body. */
@@ -27,6 +30,19 @@ const PasswordBody = Type.Object(
   { additionalProperties: false },
 );
 const SessionParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+/** Why a refresh was refused, for its 401 UNAUTHENTICATED: a session that ended says how. */
+function refusalMessage(reason: RefreshRefusal, ttl: SessionTtls): string {
+  if (reason === 'idle') return `The session ended after ${duration(ttl.idleSeconds)} without activity; sign in again`;
+  if (reason === 'expired') return `The session ended: sessions last at most ${duration(ttl.refreshSeconds)} from sign-in; sign in again`;
+  return 'The refresh token is invalid or its session has ended; sign in again';
+}
+
+function duration(seconds: number): string {
+  if (seconds % 3600 === 0) return seconds === 3600 ? '1 hour' : `${seconds / 3600} hours`;
+  if (seconds % 60 === 0) return seconds === 60 ? '1 minute' : `${seconds / 60} minutes`;
+  return `${seconds} seconds`;
+}
 
 export function cookieMode(request: FastifyRequest): boolean {
   return request.headers[COOKIE_MODE_HEADER] === 'cookie';
@@ -76,16 +92,32 @@ export function authRoutes(ctx: ConsoleContext) {
       },
       async (request, reply) => {
         const { email, password } = request.body as { email: string; password: string };
+        // Who the attempt was for, for the audit entries (null: no account with that e-mail).
+        let account: User | null = null;
         // The attempt is counted (or refused, 429) before the password is looked at, alike for unknown e-mails.
-        const user = await ctx.throttle.check({ account: accountSubject(email), address: addressSubject(request.ip) }, async () => {
-          const found = await findUserByEmail(db, email);
-          if (!found) return ctx.passwords.burn(password).then(() => null);
-          return (await ctx.passwords.verify(password, found.password_hash)) ? found : null;
-        });
-        if (!user) throw new ApiError('INVALID_CREDENTIALS');
+        const user = await throttleAudited(db, request, email, 'login', () =>
+          ctx.throttle.check({ account: accountSubject(email), address: addressSubject(request.ip) }, async () => {
+            const found = (account = await findUserByEmail(db, email));
+            if (!found) return ctx.passwords.burn(password).then(() => null);
+            return (await ctx.passwords.verify(password, found.password_hash)) ? found : null;
+          }),
+        );
+        const failed = (reason: string) => auditFailedSignIn(db, request, email, account, 'login', reason);
+        if (!user) {
+          await failed('invalid_credentials');
+          throw new ApiError('INVALID_CREDENTIALS');
+        }
         // null: the password changed while it was being checked; the one presented is no longer it.
-        const pair = await startSession(db, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash);
-        if (!pair) throw new ApiError('INVALID_CREDENTIALS');
+        // The session and its entry commit together (startSession's own transaction is a savepoint in this one).
+        const pair = await audited(
+          db,
+          (trx) => startSession(trx, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash),
+          (p) => (p ? securityEntry(request, user.id, { id: user.id, email: user.email }, 'session.login', { type: 'session', id: p.sessionId }, { user_agent: request.headers['user-agent']?.slice(0, 300) ?? null }) : null),
+        );
+        if (!pair) {
+          await failed('password_changed');
+          throw new ApiError('INVALID_CREDENTIALS');
+        }
         void reply.header('Cache-Control', 'no-store');
         if (cookieMode(request)) {
           setCookies(request, reply, pair, true);
@@ -101,7 +133,8 @@ export function authRoutes(ctx: ConsoleContext) {
         schema: {
           tags: [TAG],
           summary: 'Exchange a refresh token for a new pair (the old refresh token is spent)',
-          description: 'Presenting a spent refresh token answers REFRESH_REUSED and revokes the whole session. Browsers send no body: the refresh cookie and x-csrf-token are used.',
+          description:
+            `Presenting a spent refresh token answers REFRESH_REUSED and revokes the whole session, except within ${REFRESH_GRACE_SECONDS} s of its exchange (two tabs refreshing at once), when it gets the same new pair again. A session ends 12 h after sign-in and after 30 min without activity by default (UNAUTHENTICATED, saying which). Browsers send no body: the refresh cookie and x-csrf-token are used.`,
           body: RefreshBody,
         },
       },
@@ -114,8 +147,13 @@ export function authRoutes(ctx: ConsoleContext) {
         const outcome = await rotateRefresh(db, presented, ctx.ttl);
         if (!outcome.ok) {
           if (viaCookie) clearCookies(request, reply);
-          if (outcome.reason === 'reused') throw new ApiError('REFRESH_REUSED');
-          throw new ApiError('UNAUTHENTICATED', 'The refresh token is invalid or its session has ended; sign in again');
+          if (outcome.reason === 'reused') {
+            // The family is revoked by now; the entry names its account (a plain insert: the revocation is rotateRefresh's own).
+            const who = outcome.sessionId === undefined ? null : await accountOfSession(db, outcome.sessionId);
+            if (who) await writeAudit(db, securityEntry(request, who.id, who, 'session.refresh_reused', { type: 'session', id: outcome.sessionId as string }, { session_revoked: true }));
+            throw new ApiError('REFRESH_REUSED');
+          }
+          throw new ApiError('UNAUTHENTICATED', refusalMessage(outcome.reason, ctx.ttl));
         }
         const user = await getUser(db, outcome.userId);
         void reply.header('Cache-Control', 'no-store');
@@ -157,7 +195,12 @@ export function authRoutes(ctx: ConsoleContext) {
           }
         }
         if (sessionId === null) throw new ApiError('UNAUTHENTICATED', 'No live session to sign out of');
-        await revokeSession(db, sessionId, 'logout');
+        const id = sessionId;
+        await audited(
+          db,
+          async (trx) => ((await revokeSession(trx, id, 'logout')) ? accountOfSession(trx, id) : null),
+          (who) => (who ? securityEntry(request, who.id, who, 'session.logout', { type: 'session', id }) : null),
+        );
         return reply.code(204).send();
       },
     );
@@ -186,16 +229,25 @@ export function authRoutes(ctx: ConsoleContext) {
         const body = request.body as { current_password: string; new_password: string };
         const user = await getUser(db, u.id);
         // Throttled like a sign-in, in the same buckets: a stolen session is no second way to guess the password.
-        const ok = await ctx.throttle.check({ account: accountSubject(user.email), address: addressSubject(request.ip) }, async () =>
-          (await ctx.passwords.verify(body.current_password, user.password_hash)) ? user : null,
+        const me = { id: user.id, email: user.email };
+        const ok = await throttleAudited(db, request, user.email, 'me/password', () =>
+          ctx.throttle.check({ account: accountSubject(user.email), address: addressSubject(request.ip) }, async () =>
+            (await ctx.passwords.verify(body.current_password, user.password_hash)) ? user : null,
+          ),
         );
-        if (!ok) throw new ApiError('INVALID_CREDENTIALS', 'The current password is wrong');
-        const problem = passwordProblem(body.new_password);
+        if (!ok) {
+          await writeAudit(db, securityEntry(request, user.id, me, 'user.password_change_failed', { type: 'user', id: user.id, name: user.email }, { reason: 'wrong_current_password' }));
+          throw new ApiError('INVALID_CREDENTIALS', 'The current password is wrong');
+        }
+        const problem = passwordProblem(body.new_password, user.email);
         if (problem) throw new ApiError('VALIDATION_FAILED', problem);
-        const pair = await changePassword(db, u.id, await ctx.passwords.hash(body.new_password), 'password_changed', {
-          ttl: ctx.ttl,
-          client: { userAgent: request.headers['user-agent'], ip: request.ip },
-        });
+        const newHash = await ctx.passwords.hash(body.new_password);
+        // The change, every session ended, the caller's new session and the entry: one transaction.
+        const pair = await audited(
+          db,
+          (trx) => changePassword(trx, u.id, newHash, 'password_changed', { ttl: ctx.ttl, client: { userAgent: request.headers['user-agent'], ip: request.ip } }),
+          (p) => securityEntry(request, user.id, me, 'user.password_change', { type: 'user', id: user.id, name: user.email }, { sessions_ended: true, new_session: p?.sessionId ?? null }),
+        );
         if (!pair) throw new Error('changePassword started no session');
         void reply.header('Cache-Control', 'no-store');
         if (u.via === 'cookie') {
@@ -208,7 +260,7 @@ export function authRoutes(ctx: ConsoleContext) {
 
     app.get('/sessions', { onRequest: session, schema: { tags: [TAG], summary: 'Your live sessions', security: SECURITY } }, async (request) => {
       const u = userOf(request);
-      const rows = await listSessions(db, u.id);
+      const rows = await listSessions(db, u.id, ctx.ttl);
       return {
         sessions: rows.map((s) => ({
           id: s.id,
@@ -229,8 +281,30 @@ export function authRoutes(ctx: ConsoleContext) {
         const u = userOf(request);
         const { id } = request.params as { id: string };
         if (!/^[0-9a-f-]{36}$/i.test(id) || !(await ownsSession(db, u.id, id))) throw new ApiError('NOT_FOUND', 'No such session');
-        await revokeSession(db, id, 'revoked_by_user');
+        await audited(
+          db,
+          (trx) => revokeSession(trx, id, 'revoked_by_user'),
+          (revoked) => (revoked ? securityEntry(request, u.id, { id: u.id, email: u.email }, 'session.revoke', { type: 'session', id }, { current: id === u.sessionId }) : null),
+        );
         return reply.code(204).send();
+      },
+    );
+
+    app.get(
+      '/me/audit',
+      {
+        onRequest: session,
+        schema: {
+          tags: [TAG],
+          summary: "Your account's security log, newest first, filtered; or all of it as JSON lines",
+          description: 'Sign-ins, failed and throttled sign-ins, sign-outs, password changes, session revocations and refresh-token reuse of the signed-in account. The filters and `format=jsonl` of the organisation audit log.',
+          querystring: AuditQuery,
+          security: SECURITY,
+        },
+      },
+      async (request, reply) => {
+        const u = userOf(request);
+        return sendAudit(db, reply, { userId: u.id }, auditFilterOf(request.query as Record<string, string | undefined>), 'security-log');
       },
     );
   };

@@ -6,13 +6,14 @@
  * (throttled like a sign-in).
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../api/errors.js';
 import { ConflictError, NotFoundError } from '../store/db.js';
 import { acceptInvitation, invitationByToken, WrongAccountError, type AcceptAs } from '../store/invitations.js';
 import { findUserByEmail } from '../store/users.js';
 import { TAG, type ConsoleContext } from './context.js';
 import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
+import { auditFailedSignIn, throttleAudited } from './security-events.js';
 import { optionalSession } from './session-auth.js';
 import { accountSubject, addressSubject } from './throttle.js';
 
@@ -70,11 +71,11 @@ export function invitationRoutes(ctx: ConsoleContext) {
         let as: AcceptAs;
         if (!inv.account_exists) {
           if (body.new_password === undefined) throw new ApiError('VALIDATION_FAILED', 'new_password is required: choose the password of your new account');
-          const problem = passwordProblem(body.new_password);
+          const problem = passwordProblem(body.new_password, inv.email);
           if (problem) throw new ApiError('VALIDATION_FAILED', problem);
           as = { newAccount: { passwordHash: await ctx.passwords.hash(body.new_password) } };
         } else if (body.password !== undefined) {
-          as = { userId: await checkPassword(inv.email, body.password, request.ip) };
+          as = { userId: await checkPassword(request, inv.email, body.password) };
         } else {
           const me = await optionalSession(db, request);
           if (!me) throw new ApiError('UNAUTHENTICATED', `Sign in as ${inv.email}, or send that account's password, to accept`);
@@ -93,14 +94,20 @@ export function invitationRoutes(ctx: ConsoleContext) {
       },
     );
 
-    /** The id of the account with this e-mail when the password is its own; throttled and answered like a sign-in. */
-    async function checkPassword(email: string, password: string, ip: string): Promise<string> {
-      const user = await ctx.throttle.check({ account: accountSubject(email), address: addressSubject(ip) }, async () => {
-        const found = await findUserByEmail(db, email);
-        if (!found) return ctx.passwords.burn(password).then(() => null);
-        return (await ctx.passwords.verify(password, found.password_hash)) ? found : null;
-      });
-      if (!user) throw new ApiError('INVALID_CREDENTIALS');
+    /** The id of the account with this e-mail when the password is its own; throttled, audited and answered like a sign-in. */
+    async function checkPassword(request: FastifyRequest, email: string, password: string): Promise<string> {
+      let account: { id: string } | null = null;
+      const user = await throttleAudited(db, request, email, 'invitations/accept', () =>
+        ctx.throttle.check({ account: accountSubject(email), address: addressSubject(request.ip) }, async () => {
+          const found = (account = await findUserByEmail(db, email));
+          if (!found) return ctx.passwords.burn(password).then(() => null);
+          return (await ctx.passwords.verify(password, found.password_hash)) ? found : null;
+        }),
+      );
+      if (!user) {
+        await auditFailedSignIn(db, request, email, account, 'invitations/accept', 'invalid_credentials');
+        throw new ApiError('INVALID_CREDENTIALS');
+      }
       return user.id;
     }
   };

@@ -4,15 +4,16 @@
  * needs; a user who is not a member gets 404, as if the organisation did not exist.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../api/errors.js';
-import { listAudit, writeAudit, type AuditEntry } from '../store/audit.js';
+import { audited, writeAudit, type AuditAction, type AuditEntry } from '../store/audit.js';
 import { feedbackCounts, latestRequests, monthlyUsageByKey, usageByDay } from '../store/console-usage.js';
 import { ConflictError, NotFoundError, isUuid } from '../store/db.js';
-import { changeKeyStatus, createKey, getKey, listKeys, updateKey, type ApiKey, type KeyFields } from '../store/keys.js';
+import { createKey, getKey, listKeys, transitionKey, updateKey, type ApiKey, type KeyFields } from '../store/keys.js';
 import { resolveOrg, type Organization } from '../store/orgs.js';
 import { createInvitation, getPendingInvitation, listPendingInvitations, revokeInvitation, type Invitation } from '../store/invitations.js';
 import { changeMember, emailProblem, listMembers, roleIn, ROLES, type Role } from '../store/users.js';
+import { AuditQuery, auditFilterOf, sendAudit } from './audit-view.js';
 import { SECURITY, TAG, type ConsoleContext } from './context.js';
 import { requireSession, userOf } from './session-auth.js';
 
@@ -98,8 +99,14 @@ export function orgRoutes(ctx: ConsoleContext) {
       }
       const role = await roleIn(db, user.id, org.id);
       if (role === null) throw new ApiError('NOT_FOUND', `No organisation "${ref}"`);
-      if (RANK[role] < RANK[least]) throw new ApiError('FORBIDDEN_ROLE', `This needs the ${least} role or higher; you are ${role}`);
+      if (RANK[role] < RANK[least]) throw await forbidden(request, org.id, role, `This needs the ${least} role or higher; you are ${role}`);
       return { org, role };
+    }
+
+    /** A refused role is a security event of the organisation: audited (a plain insert, nothing changed), then answered 403. */
+    async function forbidden(request: FastifyRequest, orgId: string, role: Role, message: string): Promise<ApiError> {
+      await writeAudit(db, entry(request, orgId, 'access.forbidden_role', { type: 'org', id: orgId }, { method: request.method, route: request.routeOptions.url, role, message }));
+      return new ApiError('FORBIDDEN_ROLE', message);
     }
 
     async function keyOf(orgId: string, id: string): Promise<ApiKey> {
@@ -169,9 +176,9 @@ export function orgRoutes(ctx: ConsoleContext) {
       return unique;
     }
 
-    function audit(request: FastifyRequest, orgId: string, action: string, target: AuditEntry['target'], details?: Record<string, unknown>): Promise<void> {
+    function entry(request: FastifyRequest, orgId: string, action: AuditAction, target: AuditEntry['target'], details?: Record<string, unknown>): AuditEntry {
       const u = userOf(request);
-      return writeAudit(db, { orgId, actor: { id: u.id, email: u.email }, action, target, details, ip: request.ip });
+      return { orgId, actor: { id: u.id, email: u.email }, action, target, details, ip: request.ip };
     }
 
     /** Store errors of a key change as contract errors. */
@@ -203,9 +210,12 @@ export function orgRoutes(ctx: ConsoleContext) {
       const body = request.body as KeyBody & { name: string; classes: string[] };
       const fields = await toFields(body);
       const { key, record } = await storeCall(() =>
-        createKey(db, { ...fields, orgId: org.id, name: body.name, monthlyQuota: fields.monthlyQuota ?? ctx.defaultMonthlyQuota }),
+        audited(
+          db,
+          (trx) => createKey(trx, { ...fields, orgId: org.id, name: body.name, monthlyQuota: fields.monthlyQuota ?? ctx.defaultMonthlyQuota }),
+          ({ record: r }) => entry(request, org.id, 'key.create', { type: 'key', id: r.id, name: r.name }, { prefix: r.prefix, classes: r.classes }),
+        ),
       );
-      await audit(request, org.id, 'key.create', { type: 'key', id: record.id, name: record.name }, { prefix: record.prefix, classes: record.classes });
       void reply.header('Cache-Control', 'no-store');
       return reply.code(201).send({ key: keyView(record, 0), secret: key });
     });
@@ -221,8 +231,9 @@ export function orgRoutes(ctx: ConsoleContext) {
       const before = await keyOf(org.id, (request.params as { id: string }).id);
       const body = request.body as KeyBody;
       const fields = await toFields(body);
-      const after = await storeCall(() => updateKey(db, before.id, fields));
-      await audit(request, org.id, 'key.update', { type: 'key', id: after.id, name: after.name }, { changed: body });
+      const after = await storeCall(() =>
+        audited(db, (trx) => updateKey(trx, before.id, fields), (k) => entry(request, org.id, 'key.update', { type: 'key', id: k.id, name: k.name }, { changed: body })),
+      );
       return { key: keyView(after, await usedThisMonth(org.id, after.id)) };
     });
 
@@ -230,8 +241,13 @@ export function orgRoutes(ctx: ConsoleContext) {
       app.post(`/orgs/:org/keys/:id/${action}`, { schema: schema(`${action[0].toUpperCase()}${action.slice(1)} a key${action === 'revoke' ? ' (final)' : ''}`, { params: KeyParams }) }, async (request) => {
         const { org } = await access(request, LEAST_ROLE.manageKeys);
         const before = await keyOf(org.id, (request.params as { id: string }).id);
-        const after = await storeCall(() => changeKeyStatus(db, before.id, action));
-        if (after.status !== before.status) await audit(request, org.id, `key.${action}`, { type: 'key', id: after.id, name: after.name }, { from: before.status, to: after.status });
+        const { key: after } = await storeCall(() =>
+          audited(
+            db,
+            (trx) => transitionKey(trx, before.id, action),
+            ({ from, key: k }) => (k.status !== from ? entry(request, org.id, `key.${action}`, { type: 'key', id: k.id, name: k.name }, { from, to: k.status }) : null),
+          ),
+        );
         return { key: keyView(after, await usedThisMonth(org.id, after.id)) };
       });
     }
@@ -308,7 +324,7 @@ export function orgRoutes(ctx: ConsoleContext) {
       async (request, reply) => {
         const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
         const body = request.body as { email: string; role: Role };
-        if (body.role === 'owner' && myRole !== 'owner') throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can make someone owner');
+        if (body.role === 'owner' && myRole !== 'owner') throw await forbidden(request, org.id, myRole, 'Only an owner can make someone owner');
         const problem = emailProblem(body.email.trim());
         if (problem) throw new ApiError('VALIDATION_FAILED', problem);
         const u = userOf(request);
@@ -333,14 +349,19 @@ export function orgRoutes(ctx: ConsoleContext) {
         const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
         const { id } = request.params as { id: string };
         const inv = await storeCall(() => getPendingInvitation(db, org.id, id));
-        if (inv.role === 'owner' && myRole !== 'owner') throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can revoke an invitation to be owner');
+        if (inv.role === 'owner' && myRole !== 'owner') throw await forbidden(request, org.id, myRole, 'Only an owner can revoke an invitation to be owner');
         const u = userOf(request);
         await storeCall(() => revokeInvitation(db, org.id, inv.id, { id: u.id, email: u.email }, request.ip));
         return reply.code(204).send();
       },
     );
 
-    async function memberChange(request: FastifyRequest, change: { role: Role } | { remove: true }): Promise<{ orgId: string; before: Role; email: string; userId: string }> {
+    /** The change and its audit entry (`entryFor` sees the role before and the member's e-mail) in one transaction. */
+    async function memberChange(
+      request: FastifyRequest,
+      change: { role: Role } | { remove: true },
+      entryFor: (orgId: string, r: { before: Role; email: string; userId: string }) => AuditEntry | null,
+    ): Promise<{ orgId: string; before: Role; email: string; userId: string }> {
       const { userId } = request.params as { userId: string };
       const me = userOf(request);
       const self = userId === me.id;
@@ -350,30 +371,48 @@ export function orgRoutes(ctx: ConsoleContext) {
       const target = await roleIn(db, userId, org.id);
       if (target === null) throw new ApiError('NOT_FOUND', 'No such member');
       if ((target === 'owner' || ('role' in change && change.role === 'owner')) && myRole !== 'owner' && !(self && 'remove' in change)) {
-        throw new ApiError('FORBIDDEN_ROLE', 'Only an owner can change an owner or make someone owner');
+        throw await forbidden(request, org.id, myRole, 'Only an owner can change an owner or make someone owner');
       }
-      const before = await storeCall(() => changeMember(db, org.id, userId, change));
-      const email = (await db('users').where({ id: userId }).first<{ email: string } | undefined>('email'))?.email ?? userId;
-      return { orgId: org.id, before, email, userId };
+      const r = await storeCall(() =>
+        audited(
+          db,
+          async (trx) => {
+            const before = await changeMember(trx, org.id, userId, change);
+            const email = (await trx('users').where({ id: userId }).first<{ email: string } | undefined>('email'))?.email ?? userId;
+            return { before, email, userId };
+          },
+          (done) => entryFor(org.id, done),
+        ),
+      );
+      return { orgId: org.id, ...r };
     }
 
     app.patch('/orgs/:org/members/:userId', { schema: schema("Change a member's role", { params: MemberParams, body: ChangeMemberBody }) }, async (request) => {
       const { role } = request.body as { role: Role };
-      const r = await memberChange(request, { role });
-      if (r.before !== role) await audit(request, r.orgId, 'member.role_change', { type: 'member', id: r.userId, name: r.email }, { from: r.before, to: role });
+      const r = await memberChange(request, { role }, (orgId, m) =>
+        m.before !== role ? entry(request, orgId, 'member.role_change', { type: 'member', id: m.userId, name: m.email }, { from: m.before, to: role }) : null,
+      );
       return { member: { user: { id: r.userId, email: r.email }, role } };
     });
 
     app.delete('/orgs/:org/members/:userId', { schema: schema('Remove a member (or leave); the last owner stays', { params: MemberParams }) }, async (request, reply) => {
-      const r = await memberChange(request, { remove: true });
-      await audit(request, r.orgId, 'member.remove', { type: 'member', id: r.userId, name: r.email }, { role: r.before });
+      await memberChange(request, { remove: true }, (orgId, m) => entry(request, orgId, 'member.remove', { type: 'member', id: m.userId, name: m.email }, { role: m.before }));
       return reply.code(204).send();
     });
 
-    app.get('/orgs/:org/audit', { schema: schema('The audit log, newest first (owners and admins)', { querystring: LimitQuery(1000) }) }, async (request) => {
-      const { org } = await access(request, LEAST_ROLE.readAudit);
-      const rows = await listAudit(db, org.id, intParam((request.query as { limit?: string }).limit, 'limit', 100, 1000));
-      return { entries: rows.map((r) => ({ ...r, created_at: iso(r.created_at) })) };
-    });
+    app.get(
+      '/orgs/:org/audit',
+      {
+        schema: schema('The audit log, newest first, filtered; or all of it as JSON lines (owners and admins)', {
+          description:
+            'Filters: `action` (comma-separated, `key.*` for a prefix), `actor` (e-mail or user id; `recog CLI` for the server CLI), `since` (inclusive) and `until` (exclusive) as ISO-8601 date-times, `before` (an entry id: older ones, for paging). `format=jsonl` answers every matching entry, one JSON object per line (`application/x-ndjson`), streamed; `limit` and `before` still apply when given.',
+          querystring: AuditQuery,
+        }),
+      },
+      async (request, reply: FastifyReply) => {
+        const { org } = await access(request, LEAST_ROLE.readAudit);
+        return sendAudit(db, reply, { orgId: org.id }, auditFilterOf(request.query as Record<string, string | undefined>), `audit-${org.name}`);
+      },
+    );
   };
 }

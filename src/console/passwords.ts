@@ -5,6 +5,7 @@
  * and old hashes still verify. Comparison is constant-time.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { dictionary } from '@zxcvbn-ts/language-common';
 
 export const MIN_PASSWORD_LENGTH = 12;
 /** Long enough for any passphrase; bounds the work one request can ask for. */
@@ -26,10 +27,36 @@ function derive(password: string, salt: Buffer, params: ScryptParams): Promise<B
   });
 }
 
-/** A clear reason the password is unacceptable, or null. */
-export function passwordProblem(password: string): string | null {
+/** Compared case-insensitively, in the form scrypt hashes (NFC). */
+const comparable = (s: string): string => s.normalize('NFC').toLowerCase();
+
+/**
+ * The common-passwords list of zxcvbn-ts (@zxcvbn-ts/language-common, MIT: 49,233 passwords
+ * from breach corpora, most common first), read once at start. Most are shorter than
+ * MIN_PASSWORD_LENGTH; the longer ones (`qwerty123456`, `1qaz2wsx3edc`, `password1234`...)
+ * are what this check adds, as ASVS 2.1.7 asks.
+ */
+const COMMON_PASSWORDS: ReadonlySet<string> = new Set(dictionary['passwords-common'].map(comparable));
+
+/** True if the password is on the bundled common-passwords list, ignoring case. */
+export function isCommonPassword(password: string): boolean {
+  return COMMON_PASSWORDS.has(comparable(password));
+}
+
+/**
+ * A clear reason the password is unacceptable, or null. With the account's e-mail, the
+ * address and its local part are refused too (ignoring case).
+ */
+export function passwordProblem(password: string, email?: string): string | null {
   if (password.length < MIN_PASSWORD_LENGTH) return `the password must be at least ${MIN_PASSWORD_LENGTH} characters`;
   if (password.length > MAX_PASSWORD_LENGTH) return `the password must be at most ${MAX_PASSWORD_LENGTH} characters`;
+  if (isCommonPassword(password)) return 'the password is on a list of common passwords; choose another';
+  if (email !== undefined) {
+    const address = comparable(email.trim());
+    const at = address.lastIndexOf('@');
+    const local = at > 0 ? address.slice(0, at) : address;
+    if (comparable(password) === address || comparable(password) === local) return 'the password must not be the e-mail address or its local part';
+  }
   return null;
 }
 

@@ -43,7 +43,7 @@ export interface ConsoleOptions {
   signer: ImageUrlSigner;
   config: Pick<
     Config,
-    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota'
+    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'consoleSessionIdleSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota'
   > &
     CatalogConfig;
   throttle?: ThrottlePolicies;
@@ -83,7 +83,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
     },
     throttle: new LoginThrottle(options.db, options.throttle ?? DEFAULT_THROTTLE),
     passwords: options.passwords ?? new PasswordHasher(),
-    ttl: { accessSeconds: config.consoleAccessTtlSeconds, refreshSeconds: config.consoleSessionTtlSeconds },
+    ttl: { accessSeconds: config.consoleAccessTtlSeconds, refreshSeconds: config.consoleSessionTtlSeconds, idleSeconds: config.consoleSessionIdleSeconds },
     secureCookies: config.publicBaseUrl.startsWith('https:'),
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
     defaultMonthlyQuota: config.defaultMonthlyQuota,

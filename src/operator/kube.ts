@@ -133,9 +133,14 @@ export class KubeClient {
     }
   }
 
-  async listRecognitionServices(): Promise<RecognitionServiceList> {
+  /** Every RecognitionService, or those of one namespace (a namespaced install's Role allows no more). */
+  async listRecognitionServices(namespace?: string): Promise<RecognitionServiceList> {
     // The generated client types a custom object list as any; the CRD's schema is what the API server enforces.
-    return observed(this.observer, 'LIST', async () => (await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as RecognitionServiceList);
+    return observed(this.observer, 'LIST', async () =>
+      (namespace === undefined
+        ? await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })
+        : await this.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace })) as RecognitionServiceList,
+    );
   }
 
   /** Merge-patches the status subresource (conditions are written whole); false when the resource is gone. */

@@ -47,6 +47,11 @@ export interface OperatorOptions {
   logger?: OperatorLogger;
   /** The cluster's DNS domain for service addresses (default cluster.local). */
   clusterDomain?: string;
+  /**
+   * Namespaces to watch and manage (a namespaced install: the chart's watchNamespaces, with
+   * a Role in each); undefined or empty: every namespace (the ClusterRole).
+   */
+  namespaces?: readonly string[];
   /** Write Kubernetes Events (events.k8s.io/v1) on the resources; on by default. */
   events?: boolean;
   /** Called when leadership is lost (not on stop()); the operator keeps campaigning. */
@@ -57,6 +62,34 @@ const silentLogger: OperatorLogger = { info() {}, warn() {}, error() {} };
 
 type AnyInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
+/**
+ * One cache over the informers of each watched namespace (or the one cluster-wide informer):
+ * what the reconciler reads, whichever way the operator is installed.
+ */
+export class ScopedCache {
+  constructor(private readonly byNamespace: ReadonlyMap<string | undefined, AnyInformer>) {}
+
+  private of(namespace: string): AnyInformer | undefined {
+    return this.byNamespace.get(undefined) ?? this.byNamespace.get(namespace);
+  }
+
+  get(name: string, namespace: string): KubernetesObject | undefined {
+    return this.of(namespace)?.get(name, namespace);
+  }
+
+  /** The objects of one namespace, or of every watched one. */
+  list(namespace?: string): KubernetesObject[] {
+    if (namespace !== undefined) return [...(this.of(namespace)?.list(namespace) ?? [])];
+    return [...this.byNamespace.values()].flatMap((inf) => [...inf.list()]);
+  }
+}
+
+/** The watched namespaces of a namespaced install, deduplicated; undefined: every namespace. */
+export function watchScopes(namespaces: readonly string[] | undefined): Array<string | undefined> {
+  const unique = [...new Set((namespaces ?? []).map((ns) => ns.trim()).filter(Boolean))];
+  return unique.length > 0 ? unique : [undefined];
+}
+
 export class RecognitionOperator {
   readonly metrics: OperatorMetrics;
   readonly identity: string;
@@ -66,10 +99,10 @@ export class RecognitionOperator {
   private readonly kc: ReusingKubeConfig;
   private readonly log: OperatorLogger;
   private readonly informers: AnyInformer[] = [];
-  private resources!: AnyInformer;
-  private pods!: AnyInformer;
-  private deployments!: AnyInformer;
-  private readonly childInformers = new Map<string, AnyInformer>();
+  private resources!: ScopedCache;
+  private pods!: ScopedCache;
+  private deployments!: ScopedCache;
+  private readonly childInformers = new Map<string, ScopedCache>();
   private readonly elector: LeaderElector;
   private readonly reconciler: RecognitionServiceReconciler;
   private queue: WorkQueue | undefined;
@@ -149,34 +182,46 @@ export class RecognitionOperator {
     this.log.info({ identity: this.identity }, 'operator started; campaigning for leadership');
   }
 
+  /**
+   * One informer per kind, cluster-wide; in a namespaced install one per kind and watched
+   * namespace (lists and watches under /namespaces/<ns>/, all a Role there allows).
+   */
   private async startInformers(): Promise<void> {
     const kc = this.kc;
-    this.resources = makeInformer<KubernetesObject>(
-      kc,
-      `/apis/${GROUP}/${VERSION}/${PLURAL}`,
-      () => this.kube.listRecognitionServices() as never,
+    const scopes = watchScopes(this.opts.namespaces);
+    const scoped = (make: (ns: string | undefined) => AnyInformer, keyOf: (obj: KubernetesObject) => string | undefined): ScopedCache => {
+      const byNamespace = new Map<string | undefined, AnyInformer>();
+      for (const ns of scopes) {
+        const inf = make(ns);
+        byNamespace.set(ns, inf);
+        this.watch(inf, keyOf);
+      }
+      return new ScopedCache(byNamespace);
+    };
+    const within = (ns: string | undefined) => (ns === undefined ? '' : `/namespaces/${encodeURIComponent(ns)}`);
+
+    this.resources = scoped(
+      (ns) => makeInformer<KubernetesObject>(kc, `/apis/${GROUP}/${VERSION}${within(ns)}/${PLURAL}`, () => this.kube.listRecognitionServices(ns) as never),
+      (obj) => `${obj.metadata?.namespace}/${obj.metadata?.name}`,
     );
-    this.watch(this.resources, (obj) => `${obj.metadata?.namespace}/${obj.metadata?.name}`);
 
     const objects = KubernetesObjectApi.makeApiClient(kc);
-    const childInformer = (apiVersion: string, kind: string, plural: string, group: string) =>
+    const childInformer = (apiVersion: string, kind: string, plural: string, group: string) => (ns: string | undefined) =>
       makeInformer<KubernetesObject>(
         kc,
-        `${group === '' ? '/api/v1' : `/apis/${apiVersion}`}/${plural}`,
-        () => observed(this.kube.observer, 'LIST', () => objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR)),
+        `${group === '' ? '/api/v1' : `/apis/${apiVersion}`}${within(ns)}/${plural}`,
+        () => observed(this.kube.observer, 'LIST', () => objects.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, MANAGED_BY_SELECTOR)),
         MANAGED_BY_SELECTOR,
       );
     // Children: any change (a hand edit, a deletion, a rollout) re-reconciles the owner.
     for (const k of CHILD_KINDS) {
       if (k.kind === 'ServiceMonitor') continue; // optional CRD: restored by the periodic resync
-      const inf = childInformer(k.apiVersion, k.kind, k.plural, k.group);
-      if (k.kind === 'Deployment') this.deployments = inf;
-      this.childInformers.set(`${k.apiVersion}/${k.kind}`, inf);
-      this.watch(inf, ownerKey);
+      const cache = scoped(childInformer(k.apiVersion, k.kind, k.plural, k.group), ownerKey);
+      if (k.kind === 'Deployment') this.deployments = cache;
+      this.childInformers.set(`${k.apiVersion}/${k.kind}`, cache);
     }
     // Pods: their container statuses tell a crash loop from a slow start.
-    this.pods = childInformer('v1', 'Pod', 'pods', '');
-    this.watch(this.pods, (obj) => {
+    this.pods = scoped(childInformer('v1', 'Pod', 'pods', ''), (obj) => {
       const instance = obj.metadata?.labels?.[INSTANCE_LABEL];
       return instance ? `${obj.metadata?.namespace}/${instance}` : undefined;
     });

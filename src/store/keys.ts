@@ -126,16 +126,26 @@ const TRANSITIONS: Record<'suspend' | 'resume' | 'revoke', { from: KeyStatus[]; 
 
 /** suspend/resume are idempotent between active and suspended; revoked is final. */
 export async function changeKeyStatus(db: Knex, id: string, action: 'suspend' | 'resume' | 'revoke'): Promise<ApiKey> {
-  const current = await getKey(db, id);
+  return (await transitionKey(db, id, action)).key;
+}
+
+/**
+ * changeKeyStatus, also saying what the status was. In a transaction the key's row is locked
+ * first, so `from` is the status this change found (an audit entry is written only for a real change).
+ */
+export async function transitionKey(db: Knex, id: string, action: 'suspend' | 'resume' | 'revoke'): Promise<{ from: KeyStatus; key: ApiKey }> {
+  if (!isUuid(id)) throw new NotFoundError(`no key "${id}" (keys are named by their id)`);
+  const current = (await db('api_keys').select(PUBLIC_COLUMNS as unknown as string[]).where({ id }).forUpdate().first()) as ApiKey | undefined;
+  if (!current) throw new NotFoundError(`no key "${id}"`);
   const t = TRANSITIONS[action];
   if (!t.from.includes(current.status)) throw new ConflictError(`the key is ${current.status}; it cannot be ${action}d (revoked is final: create a new key)`);
-  if (current.status === t.to) return current;
+  if (current.status === t.to) return { from: current.status, key: current };
   const patch: Record<string, unknown> = { status: t.to, updated_at: db.fn.now() };
   if (t.to === 'revoked') patch.revoked_at = db.fn.now();
   // guarded update: a concurrent revoke cannot be undone by a resume
   const [row] = await db('api_keys').where({ id }).whereIn('status', t.from).update(patch).returning<ApiKey[]>(PUBLIC_COLUMNS);
   if (!row) throw new ConflictError('the key changed meanwhile (revoked?); nothing done');
-  return row;
+  return { from: current.status, key: row };
 }
 
 /** The key, its organisation's state, looked up by the hash of the presented key. */

@@ -1,9 +1,12 @@
 /**
  * Console sessions: opaque random tokens stored as SHA-256 digests. A session is the
  * family of one sign-in; its refresh token rotates on every use, and presenting a spent
- * refresh token revokes the whole family (OAuth 2.0 Security BCP, refresh token rotation).
+ * refresh token revokes the whole family (OAuth 2.0 Security BCP, refresh token rotation),
+ * except within REFRESH_GRACE_SECONDS of its exchange, when it gets the very pair that
+ * exchange issued (two tabs refreshing at once). A session ends at its absolute lifetime
+ * from sign-in and after an idle time without activity (ASVS 3.3.2).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { NotFoundError } from './db.js';
 
@@ -34,8 +37,29 @@ export interface TokenPair {
 
 export interface SessionTtls {
   accessSeconds: number;
-  /** Absolute lifetime of a session (and so of every refresh token in it). */
+  /**
+   * Absolute lifetime of a session from its sign-in (and so of every refresh token in it);
+   * refreshing never extends it. Also applied to sessions signed in under a longer setting.
+   */
   refreshSeconds: number;
+  /**
+   * A session with no activity for this long ends. Activity is a refresh, or an access token
+   * used (recorded at most once a minute); an access token never outlives this from its issue.
+   */
+  idleSeconds: number;
+}
+
+/**
+ * How long after its exchange a refresh token may be presented again and get the same new
+ * pair (a concurrent refresh of another tab or a retried request), instead of counting as
+ * reuse. Long enough for a slow answer, short enough that a stolen token replayed later is
+ * still caught.
+ */
+export const REFRESH_GRACE_SECONDS = 20;
+
+/** When a session ends: the earlier of its stored end and sign-in + the lifetime configured now. */
+function sessionEnd(db: Knex, ttl: SessionTtls): Knex.Raw {
+  return db.raw('least(s.expires_at, s.created_at + make_interval(secs => ?))', [ttl.refreshSeconds]);
 }
 
 export interface SessionRow {
@@ -53,7 +77,8 @@ async function issuePair(trx: Knex, sessionId: string, sessionExpires: Date, ttl
   const now = Date.now();
   const access = newToken(ACCESS_PREFIX);
   const refresh = newToken(REFRESH_PREFIX);
-  const accessExpires = new Date(Math.min(now + ttl.accessSeconds * 1000, sessionExpires.getTime()));
+  // Never past the idle timeout from now: an access token cannot keep an idle session alive.
+  const accessExpires = new Date(Math.min(now + Math.min(ttl.accessSeconds, ttl.idleSeconds) * 1000, sessionExpires.getTime()));
   await trx('console_tokens').insert([
     { token_hash: access.hash, session_id: sessionId, kind: 'access', expires_at: accessExpires },
     { token_hash: refresh.hash, session_id: sessionId, kind: 'refresh', expires_at: sessionExpires },
@@ -130,12 +155,25 @@ async function revokeAllIn(trx: Knex.Transaction, userId: string, reason: string
   if (ids.length > 0) await trx('console_tokens').whereIn('session_id', ids).delete();
 }
 
-export type RefreshOutcome = { ok: true; pair: TokenPair; userId: string } | { ok: false; reason: 'unknown' | 'reused' | 'ended' };
+export type RefreshOutcome =
+  | { ok: true; pair: TokenPair; userId: string; sessionId: string; /** the pair a concurrent exchange of this token issued (grace) */ repeated: boolean }
+  | { ok: false; reason: RefreshRefusal; sessionId?: string };
+
+/**
+ * Why a refresh was refused: `unknown` token; `reused` (a spent token after its grace: the
+ * session is revoked); `ended` (revoked, or signed in before the latest password change);
+ * `idle` (no activity for `idleSeconds`: the session is revoked); `expired` (its absolute
+ * lifetime is over).
+ */
+export type RefreshRefusal = 'unknown' | 'reused' | 'ended' | 'idle' | 'expired';
 
 /**
  * Exchanges a refresh token for a new pair. The spend is a guarded update (used_at is
- * null), so of two concurrent exchanges of one token exactly one wins and the other is
- * treated as a replay.
+ * null), so of two concurrent exchanges of one token exactly one wins. The loser, or anyone
+ * presenting the token again within REFRESH_GRACE_SECONDS, gets the pair the winner got (kept
+ * sealed with a key only the token gives, see seal()), while it is the session's newest;
+ * after the grace, or once that pair was itself exchanged, presenting the token is reuse and
+ * revokes the session.
  */
 export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): Promise<RefreshOutcome> {
   if (!plain.startsWith(REFRESH_PREFIX) || plain.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'unknown' };
@@ -145,25 +183,100 @@ export async function rotateRefresh(db: Knex, plain: string, ttl: SessionTtls): 
       .join('console_sessions as s', 's.id', 't.session_id')
       .join('users as u', 'u.id', 's.user_id')
       .where({ 't.token_hash': hash, 't.kind': 'refresh' })
-      .first<{ session_id: string; used_at: Date | null; user_id: string; expires_at: Date; revoked_at: Date | null; stale: boolean } | undefined>(
+      .first<
+        { session_id: string; user_id: string; ends_at: Date; revoked_at: Date | null; stale: boolean; expired: boolean; idle: boolean } | undefined
+      >(
         't.session_id',
-        't.used_at',
         's.user_id',
-        's.expires_at',
+        trx.raw('? as ends_at', [sessionEnd(trx, ttl)]),
         's.revoked_at',
         trx.raw(`${STALE} as stale`),
+        trx.raw('? <= now() as expired', [sessionEnd(trx, ttl)]),
+        trx.raw('s.last_used_at <= now() - make_interval(secs => ?) as idle', [ttl.idleSeconds]),
       );
     if (!token) return { ok: false, reason: 'unknown' };
-    if (token.revoked_at !== null || token.stale || token.expires_at.getTime() <= Date.now()) return { ok: false, reason: 'ended' };
+    const sessionId = token.session_id;
+    if (token.revoked_at !== null || token.stale) return { ok: false, reason: 'ended', sessionId };
+    if (token.expired) return { ok: false, reason: 'expired', sessionId };
+    if (token.idle) return { ok: false, reason: 'idle', sessionId };
     const spent = await trx('console_tokens').where({ token_hash: hash }).whereNull('used_at').update({ used_at: trx.fn.now() });
-    if (spent !== 1) return { ok: false, reason: 'reused' };
-    await trx('console_sessions').where({ id: token.session_id }).update({ last_used_at: trx.fn.now() });
-    // Expired access tokens of the session are dead weight; spent refresh tokens stay (reuse detection).
-    await trx('console_tokens').where({ session_id: token.session_id, kind: 'access' }).where('expires_at', '<=', trx.fn.now()).delete();
-    return { ok: true, userId: token.user_id, pair: await issuePair(trx, token.session_id, token.expires_at, ttl) };
+    if (spent !== 1) {
+      // Spent already: by a concurrent exchange (whose commit the update above waited for) or earlier.
+      const pair = await pairWithinGrace(trx, plain, hash, sessionId);
+      return pair ? { ok: true, userId: token.user_id, sessionId, pair, repeated: true } : { ok: false, reason: 'reused', sessionId };
+    }
+    await trx('console_sessions').where({ id: sessionId }).update({ last_used_at: trx.fn.now() });
+    // Expired access tokens of the session are dead weight; spent refresh tokens stay (reuse detection),
+    // but only the newest keeps its sealed successor: an older token's grace is over.
+    await trx('console_tokens').where({ session_id: sessionId, kind: 'access' }).where('expires_at', '<=', trx.fn.now()).delete();
+    await trx('console_tokens').where({ session_id: sessionId, kind: 'refresh' }).whereNotNull('successor').update({ successor: null });
+    const pair = await issuePair(trx, sessionId, token.ends_at, ttl);
+    await trx('console_tokens').where({ token_hash: hash }).update({ successor: seal(plain, pair) });
+    return { ok: true, userId: token.user_id, sessionId, pair, repeated: false };
   });
   if (!outcome.ok && outcome.reason === 'reused') await revokeSessionByToken(db, hash, 'refresh_reused');
+  if (!outcome.ok && outcome.reason === 'idle') await revokeSessionByToken(db, hash, 'idle_timeout');
   return outcome;
+}
+
+/**
+ * The pair an exchange of this (spent) token issued, if the exchange was less than
+ * REFRESH_GRACE_SECONDS ago and its refresh token is still unspent; else null (reuse).
+ */
+async function pairWithinGrace(trx: Knex.Transaction, plain: string, hash: string, sessionId: string): Promise<TokenPair | null> {
+  const row = await trx('console_tokens')
+    .where({ token_hash: hash })
+    .first<{ successor: string | null; in_grace: boolean } | undefined>(
+      'successor',
+      trx.raw('used_at > now() - make_interval(secs => ?) as in_grace', [REFRESH_GRACE_SECONDS]),
+    );
+  if (!row?.in_grace || row.successor === null) return null;
+  const next = unseal(plain, row.successor);
+  if (!next) return null;
+  const tokens = await trx('console_tokens')
+    .where({ session_id: sessionId })
+    .whereIn('token_hash', [hashToken(next.accessToken), hashToken(next.refreshToken)])
+    .select<Array<{ kind: string; expires_at: Date; used_at: Date | null }>>('kind', 'expires_at', 'used_at');
+  const access = tokens.find((t) => t.kind === 'access');
+  const refresh = tokens.find((t) => t.kind === 'refresh');
+  if (!access || !refresh || refresh.used_at !== null) return null;
+  const now = Date.now();
+  return {
+    sessionId,
+    accessToken: next.accessToken,
+    accessExpiresIn: Math.max(0, Math.round((access.expires_at.getTime() - now) / 1000)),
+    refreshToken: next.refreshToken,
+    refreshExpiresIn: Math.max(0, Math.round((refresh.expires_at.getTime() - now) / 1000)),
+  };
+}
+
+/**
+ * Seals the pair an exchange issued under a key derived from the exchanged token's plain text
+ * (HKDF-SHA256, AES-256-GCM). The database keeps only that token's SHA-256 digest, so the
+ * sealed pair opens only for whoever presents the token again: a database reader gets no
+ * live token from it.
+ */
+function seal(plain: string, pair: TokenPair): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', graceKey(plain), iv);
+  const body = Buffer.concat([cipher.update(JSON.stringify([pair.accessToken, pair.refreshToken]), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+function unseal(plain: string, sealed: string): { accessToken: string; refreshToken: string } | null {
+  try {
+    const raw = Buffer.from(sealed, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', graceKey(plain), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const [accessToken, refreshToken] = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as [string, string];
+    return typeof accessToken === 'string' && typeof refreshToken === 'string' ? { accessToken, refreshToken } : null;
+  } catch {
+    return null;
+  }
+}
+
+function graceKey(plain: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', plain, Buffer.alloc(0), 'console refresh grace', 32));
 }
 
 async function revokeSessionByToken(db: Knex, hash: string, reason: string): Promise<void> {
@@ -203,13 +316,15 @@ export async function sessionForRefreshToken(db: Knex, plain: string): Promise<s
   return row?.session_id ?? null;
 }
 
-export async function listSessions(db: Knex, userId: string): Promise<SessionRow[]> {
-  return db('console_sessions')
-    .where({ user_id: userId })
-    .whereNull('revoked_at')
-    .where('expires_at', '>', db.fn.now())
-    .orderBy('created_at', 'desc')
-    .select<SessionRow[]>('id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'user_agent', 'ip');
+/** The user's live sessions (not revoked, idle or past their lifetime); `expires_at` is the absolute end. */
+export async function listSessions(db: Knex, userId: string, ttl: SessionTtls): Promise<SessionRow[]> {
+  return db('console_sessions as s')
+    .where({ 's.user_id': userId })
+    .whereNull('s.revoked_at')
+    .where(sessionEnd(db, ttl), '>', db.fn.now())
+    .where('s.last_used_at', '>', db.raw('now() - make_interval(secs => ?)', [ttl.idleSeconds]))
+    .orderBy('s.created_at', 'desc')
+    .select<SessionRow[]>('s.id', 's.user_id', 's.created_at', 's.last_used_at', db.raw('? as expires_at', [sessionEnd(db, ttl)]), 's.revoked_at', 's.user_agent', 's.ip');
 }
 
 export async function ownsSession(db: Knex, userId: string, sessionId: string): Promise<boolean> {

@@ -81,7 +81,7 @@ test('refuses short passwords, unknown roles, a second membership in the same or
 
 test('set-password replaces a forgotten password and ends the user\'s sessions', async () => {
   const user = (await findUserByEmail(db, 'ada@acme.example'))!;
-  const session = (await startSession(db, user.id, { accessSeconds: 600, refreshSeconds: 3600 }, {}, user.password_hash))!;
+  const session = (await startSession(db, user.id, { accessSeconds: 600, refreshSeconds: 3600, idleSeconds: 1800 }, {}, user.password_hash))!;
   await assert.rejects(usersSetPassword(db, 'ada@acme.example', async () => 'short'), /at least 12/);
   await assert.rejects(usersSetPassword(db, 'nobody@acme.example', async () => 'long enough password'), /no user/);
   await usersSetPassword(db, 'ADA@acme.example', async () => 'a brand new passphrase');

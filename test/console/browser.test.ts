@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -223,6 +223,16 @@ test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { ski
   const audit = (await page.textContent('table.audit')) ?? '';
   for (const action of ['key.create', 'key.suspend', 'key.revoke']) assert.ok(audit.includes(action), action);
   await shot('audit');
+
+  // the filters: one action; then the same filter exported as JSON lines
+  await page.fill('#audit-filters input[name=action]', 'key.revoke');
+  await page.click('#audit-filters button[type=submit]');
+  await page.waitForSelector('#audit-filters input[name=action][value="key.revoke"]');
+  const shown = await page.$$eval('table.audit tbody td:nth-child(3)', (tds) => tds.map((td) => td.textContent));
+  assert.ok(shown.length > 0 && shown.every((a) => a === 'key.revoke'), shown.join());
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#audit-export')]);
+  const exported = (await readFile(await download.path(), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { action: string });
+  assert.ok(exported.length === shown.length && exported.every((e) => e.action === 'key.revoke'), JSON.stringify(exported));
 
   // an expired access cookie is refreshed silently (the refresh token rotates)
   const before = (await page.context().cookies()).find((c) => c.name === 'rc_refresh')!.value;

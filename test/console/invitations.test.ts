@@ -102,6 +102,8 @@ describe('the cross-organisation takeover of issue 29', () => {
     assertError(await tryLogin(email, own), 401, 'INVALID_CREDENTIALS');
     assertError(await accept({ token: fromB.token }), 400, 'VALIDATION_FAILED'); // a new account needs its password
     assertError(await accept({ token: fromB.token, new_password: 'short' }), 400, 'VALIDATION_FAILED');
+    assertError(await accept({ token: fromB.token, new_password: email.toUpperCase() }), 400, 'VALIDATION_FAILED'); // the e-mail itself
+    assertError(await accept({ token: fromB.token, new_password: 'password1234' }), 400, 'VALIDATION_FAILED'); // a common password
     const ok = await accept({ token: fromB.token, new_password: own });
     assert.equal(ok.statusCode, 200, ok.body);
     assert.deepEqual(json<{ org: { name: string }; role: string; new_account: boolean }>(ok).role, 'member');

@@ -13,7 +13,7 @@ import { buildTestApp, json, type TestApp } from '../helpers/app.js';
 import { API, PASSWORD, bearer, consoleUser, login, type Tokens } from '../helpers/console.js';
 
 let t: TestApp;
-const TTL = { accessSeconds: 600, refreshSeconds: 3600 };
+const TTL = { accessSeconds: 600, refreshSeconds: 3600, idleSeconds: 1800 };
 
 before(async () => {
   t = await buildTestApp();

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { ConsoleClient, MemoryTokenStore, NotLoggedInError } from '@recognition-service/client';
 import { createOrg } from '../../src/store/orgs.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { API, consoleUser, PASSWORD } from '../helpers/console.js';
+import { agePastGrace, API, consoleUser, PASSWORD } from '../helpers/console.js';
 
 let t: TestApp;
 let baseUrl: string;
@@ -47,7 +47,8 @@ test('the SDK signs in, manages keys, refreshes, and a replayed refresh token en
   const rotated = (await store.load())!;
   assert.notEqual(rotated.refreshToken, before.refreshToken);
 
-  // someone replays the spent refresh token: refused, and the session (with the SDK's new tokens) is revoked
+  // someone replays the spent refresh token (after its grace): refused, and the session (with the SDK's new tokens) is revoked
+  await agePastGrace(t.db, before.refreshToken);
   const replay = await fetch(`${baseUrl}${API}/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: before.refreshToken }) });
   assert.equal(replay.status, 401);
   assert.equal(((await replay.json()) as { error_code: string }).error_code, 'REFRESH_REUSED');

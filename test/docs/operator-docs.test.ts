@@ -182,9 +182,17 @@ describe("the CRD's descriptions name what the operator produces", () => {
 
 type Rules = Map<string, string>;
 
-/** Rules of the chart's ClusterRole and Role, as "Kind group resource" -> "verb, verb" (sorted). */
+/**
+ * Rules of the chart's ClusterRole and Role, as "Kind group resource" -> "verb, verb" (sorted).
+ * The ClusterRole's rules (also those of each watched namespace's Role in a namespaced
+ * install) are files/rules.yaml, a plain list.
+ */
 function chartRules(): Rules {
   const rules: Rules = new Map();
+  const watched = parseAllDocuments(read('charts/recognition-operator/files/rules.yaml'))[0].toJS() as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+  for (const r of watched) {
+    for (const g of r.apiGroups) for (const res of r.resources) rules.set(`ClusterRole ${g || '""'} ${res}`, [...r.verbs].sort().join(', '));
+  }
   for (const file of ['clusterrole.yaml', 'role.yaml']) {
     // Helm's actions: lines that are only {{ ... }} go, others become a plain placeholder.
     const text = read(`charts/recognition-operator/templates/${file}`)

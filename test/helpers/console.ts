@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Knex } from 'knex';
 import { hashPassword } from '../../src/console/passwords.js';
+import { hashToken, REFRESH_GRACE_SECONDS } from '../../src/store/sessions.js';
 import { addMember, createUser, type Role } from '../../src/store/users.js';
 
 export const API = '/console/api/v1';
@@ -31,3 +32,15 @@ export async function login(app: FastifyInstance, email: string, password = PASS
 }
 
 export const bearer = (t: { access_token: string }) => ({ authorization: `Bearer ${t.access_token}` });
+
+/**
+ * Moves a spent refresh token's exchange to before its grace (REFRESH_GRACE_SECONDS), as if
+ * it had been exchanged a while ago: presenting it again is then reuse, not a concurrent refresh.
+ */
+export async function agePastGrace(db: Knex, refreshToken: string): Promise<void> {
+  const n = await db('console_tokens')
+    .where({ token_hash: hashToken(refreshToken) })
+    .whereNotNull('used_at')
+    .update({ used_at: db.raw('now() - make_interval(secs => ?)', [REFRESH_GRACE_SECONDS + 1]) });
+  if (n !== 1) throw new Error('agePastGrace: no spent refresh token');
+}

@@ -40,7 +40,10 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
   test('operator chart: ServiceAccount, least-privilege RBAC, Deployment running the operator', () => {
     const docs = render(OPERATOR_CHART, '--include-crds');
     const kinds = docs.map((d) => d.kind).sort();
-    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual(kinds, [
+      'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+    ]);
     const role = docs.find((d) => d.kind === 'ClusterRole');
     const verbsFor = (group: string, resource: string) =>
       role.rules.filter((r: Any) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r: Any) => r.verbs);
@@ -59,6 +62,37 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.equal(dep.spec.template.spec.serviceAccountName, docs.find((d) => d.kind === 'ServiceAccount').metadata.name);
     assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+  });
+
+  test('operator chart, namespaced install: a Role and RoleBinding per watched namespace with the same rules, no ClusterRole, WATCH_NAMESPACES', () => {
+    const cluster = render(OPERATOR_CHART).find((d) => d.kind === 'ClusterRole');
+    const docs = render(OPERATOR_CHART, '--set', 'watchNamespaces={team-a,team-b}');
+    assert.ok(!docs.some((d) => d.kind === 'ClusterRole' || d.kind === 'ClusterRoleBinding'), 'no cluster-wide rights');
+    for (const ns of ['team-a', 'team-b']) {
+      const role = docs.find((d) => d.kind === 'Role' && d.metadata.namespace === ns);
+      assert.deepEqual(role.rules, cluster.rules, `the Role in ${ns} has the ClusterRole's rules`);
+      const binding = docs.find((d) => d.kind === 'RoleBinding' && d.metadata.namespace === ns);
+      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata.name });
+      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'rec-recognition-operator', namespace: 'recognition-system' }]);
+    }
+    const env = docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0].env;
+    assert.deepEqual(env.find((e: Any) => e.name === 'WATCH_NAMESPACES'), { name: 'WATCH_NAMESPACES', value: 'team-a,team-b' });
+    const all = render(OPERATOR_CHART).find((d) => d.kind === 'Deployment').spec.template.spec.containers[0].env;
+    assert.equal(all.find((e: Any) => e.name === 'WATCH_NAMESPACES'), undefined, 'every namespace by default');
+  });
+
+  test("operator chart: a ValidatingAdmissionPolicy bound with Deny, matching only the operator's ServiceAccount, on every kind it writes", () => {
+    const docs = render(OPERATOR_CHART);
+    const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy');
+    assert.equal(policy.apiVersion, 'admissionregistration.k8s.io/v1');
+    assert.equal(policy.spec.failurePolicy, 'Fail');
+    assert.deepEqual(policy.spec.matchConditions.map((c: Any) => c.expression), ['request.userInfo.username == "system:serviceaccount:recognition-system:rec-recognition-operator"']);
+    const matched = policy.spec.matchConstraints.resourceRules.flatMap((r: Any) => r.resources).sort();
+    assert.deepEqual(matched, ['deployments', 'horizontalpodautoscalers', 'networkpolicies', 'poddisruptionbudgets', 'secrets', 'servicemonitors', 'services']);
+    const binding = docs.find((d) => d.kind === 'ValidatingAdmissionPolicyBinding');
+    assert.equal(binding.spec.policyName, policy.metadata.name);
+    assert.deepEqual(binding.spec.validationActions, ['Deny']);
+    assert.ok(!render(OPERATOR_CHART, '--set', 'admissionPolicy.enabled=false').some((d) => d.kind.startsWith('ValidatingAdmissionPolicy')), 'off for clusters before 1.30');
   });
 
   test('sample chart: the Secret and the RecognitionService that refers to it', () => {

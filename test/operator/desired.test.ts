@@ -69,13 +69,16 @@ describe('desired state', () => {
   test('spec.api.consoleEnabled switches the console (CONSOLE_ENABLED, on by default) and consoleSessionTtlSeconds its sessions', () => {
     const on = Object.fromEntries(apiEnv(sampleResource()).map((e) => [e.name, e.value]));
     assert.equal(on.CONSOLE_ENABLED, 'true');
-    assert.equal(on.CONSOLE_SESSION_TTL_SECONDS, String(30 * 24 * 3600));
+    assert.equal(on.CONSOLE_SESSION_TTL_SECONDS, String(12 * 3600));
+    assert.equal(on.CONSOLE_SESSION_IDLE_SECONDS, String(30 * 60));
     const rs = sampleResource();
     rs.spec.api.consoleEnabled = false;
     rs.spec.api.consoleSessionTtlSeconds = 3600;
+    rs.spec.api.consoleSessionIdleSeconds = 600;
     const off = Object.fromEntries(apiEnv(rs).map((e) => [e.name, e.value]));
     assert.equal(off.CONSOLE_ENABLED, 'false');
     assert.equal(off.CONSOLE_SESSION_TTL_SECONDS, '3600');
+    assert.equal(off.CONSOLE_SESSION_IDLE_SECONDS, '600');
   });
 
   test('extra env overrides the operator’s own by name, and is appended otherwise', () => {
@@ -109,6 +112,27 @@ describe('desired state', () => {
     assert.ok(c.volumeMounts.some((m: Any) => m.mountPath === '/dev/shm'));
   });
 
+  test('pod hardening: API and Triton run non-root, without privileges, on a read-only root filesystem with /tmp an emptyDir', () => {
+    const apply = desiredState(sampleResource(), { serviceMonitor: false }).apply;
+    for (const name of ['vision-api', 'vision-triton']) {
+      const pod = find(apply, 'Deployment', name).spec.template.spec;
+      assert.equal(pod.automountServiceAccountToken, false, name);
+      assert.equal(pod.securityContext.runAsNonRoot, true, name);
+      assert.ok(pod.securityContext.runAsUser > 0, name);
+      assert.deepEqual(pod.securityContext.seccompProfile, { type: 'RuntimeDefault' }, name);
+      for (const c of pod.containers) {
+        assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, `${name}/${c.name}`);
+        const tmp = c.volumeMounts.find((m: Any) => m.mountPath === '/tmp');
+        assert.ok(tmp, `${name}/${c.name} has a writable /tmp`);
+        assert.deepEqual(pod.volumes.find((v: Any) => v.name === tmp.name).emptyDir, {}, name);
+      }
+    }
+    const triton = find(apply, 'Deployment', 'vision-triton').spec.template.spec;
+    // NVIDIA's images carry the user triton-server, uid 1000; HOME on the emptyDir for CUDA's and Python's caches.
+    assert.equal(triton.securityContext.runAsUser, 1000);
+    assert.deepEqual(triton.containers[0].env, [{ name: 'HOME', value: '/tmp' }]);
+  });
+
   test('CPU-only Triton: no GPU limit, no GPU node selector or toleration', () => {
     const rs = sampleResource();
     rs.spec.triton.gpus = 0;
@@ -137,7 +161,10 @@ describe('desired state', () => {
     rs.spec.triton.storageUri = 'gs://bucket/repo';
     pod = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec;
     assert.equal(pod.containers[0].envFrom, undefined);
-    assert.deepEqual(pod.containers[0].env, [{ name: 'GOOGLE_APPLICATION_CREDENTIALS', value: '/var/run/secrets/model-storage/credentials.json' }]);
+    assert.deepEqual(pod.containers[0].env, [
+      { name: 'HOME', value: '/tmp' },
+      { name: 'GOOGLE_APPLICATION_CREDENTIALS', value: '/var/run/secrets/model-storage/credentials.json' },
+    ]);
     assert.deepEqual(pod.volumes.find((v: Any) => v.name === 'storage-credentials').secret, { secretName: 'creds' });
   });
 

@@ -16,4 +16,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   'inference-server': () => import('./inference-server.js'),
   detect: () => import('./detect.js'),
   users: () => import('./users.js'),
+  audit: () => import('./audit.js'),
 };

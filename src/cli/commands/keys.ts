@@ -5,9 +5,10 @@
 import type { Command } from 'commander';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../config.js';
+import { audited, CLI_ACTOR, type AuditEntry } from '../../store/audit.js';
 import { readMonthlyUsage } from '../../store/key-usage.js';
 import { readCatalog } from '../../models/catalog-source.js';
-import { changeKeyStatus, createKey, getKey, listKeys, updateKey, type ApiKey, type KeyFields } from '../../store/keys.js';
+import { createKey, getKey, listKeys, transitionKey, updateKey, type ApiKey, type KeyFields } from '../../store/keys.js';
 import { resolveOrg } from '../../store/orgs.js';
 import { emit, stdoutOutput, withDatabase } from './db.js';
 import { parseWhole } from './orgs.js';
@@ -44,6 +45,11 @@ function view(k: ApiKey): KeyView {
     created_at: iso(k.created_at) as string,
     last_used_at: iso(k.last_used_at),
   };
+}
+
+/** Key changes made here are audited as the CLI, in the change's transaction. */
+function keyEntry(k: ApiKey, action: AuditEntry['action'], details: Record<string, unknown>): AuditEntry {
+  return { orgId: k.org_id, actor: CLI_ACTOR, action, target: { type: 'key', id: k.id, name: k.name }, details };
 }
 
 function line(k: KeyView): string {
@@ -108,12 +114,12 @@ export async function keysCreate(deps: KeyDeps, opts: KeyFlags & { org: string }
   if (!opts.name) throw new Error('--name is required');
   const org = await resolveOrg(deps.db, opts.org);
   const fields = await toFields(deps, opts);
-  const { key, record } = await createKey(deps.db, {
-    ...fields,
-    orgId: org.id,
-    name: opts.name,
-    monthlyQuota: fields.monthlyQuota ?? deps.defaultMonthlyQuota,
-  });
+  const name = opts.name;
+  const { key, record } = await audited(
+    deps.db,
+    (trx) => createKey(trx, { ...fields, orgId: org.id, name, monthlyQuota: fields.monthlyQuota ?? deps.defaultMonthlyQuota }),
+    ({ record: r }) => keyEntry(r, 'key.create', { prefix: r.prefix, classes: r.classes }),
+  );
   return { key, ...view(record) };
 }
 
@@ -131,11 +137,17 @@ export async function keysShow(deps: Pick<KeyDeps, 'db'>, id: string): Promise<K
 export async function keysUpdate(deps: KeyDeps, id: string, opts: KeyFlags): Promise<KeyView> {
   const fields = await toFields(deps, opts);
   if (Object.keys(fields).length === 0) throw new Error('nothing to update: give --name, --description, --classes, --quota, --rate-limit or --expires');
-  return view(await updateKey(deps.db, id, fields));
+  const changed = Object.fromEntries(Object.entries(opts).filter(([k, v]) => v !== undefined && k !== 'json'));
+  return view(await audited(deps.db, (trx) => updateKey(trx, id, fields), (k) => keyEntry(k, 'key.update', { changed })));
 }
 
 export async function keysSetStatus(deps: Pick<KeyDeps, 'db'>, id: string, action: 'suspend' | 'resume' | 'revoke'): Promise<KeyView> {
-  return view(await changeKeyStatus(deps.db, id, action));
+  const { key } = await audited(
+    deps.db,
+    (trx) => transitionKey(trx, id, action),
+    ({ from, key: k }) => (from === k.status ? null : keyEntry(k, `key.${action}`, { from, to: k.status })),
+  );
+  return view(key);
 }
 
 function withFieldOptions(cmd: Command): Command {

@@ -24,6 +24,14 @@ export interface OperatorCommandOptions {
   leaseDuration: number;
   renewDeadline: number;
   retryPeriod: number;
+  /** Comma-separated namespaces to watch (default: $WATCH_NAMESPACES; unset or empty: every namespace). */
+  watchNamespaces?: string;
+}
+
+/** A namespaced install's namespaces, from the flag or $WATCH_NAMESPACES ("a,b"); undefined: every namespace. */
+export function watchNamespaces(o: Pick<OperatorCommandOptions, 'watchNamespaces'>, env: NodeJS.ProcessEnv): string[] | undefined {
+  const list = (o.watchNamespaces ?? env.WATCH_NAMESPACES ?? '').split(',').map((ns) => ns.trim()).filter(Boolean);
+  return list.length > 0 ? [...new Set(list)] : undefined;
 }
 
 function int(min: number, max: number) {
@@ -74,6 +82,7 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
   const operator = new RecognitionOperator({
     kubeConfig: loadKubeConfig(o),
     leaseNamespace: leaseNamespace(o, env),
+    namespaces: watchNamespaces(o, env),
     identity: env.POD_NAME,
     workers: o.workers,
     resyncPeriodMs: o.resyncSeconds * 1000,
@@ -84,7 +93,7 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
     leaseTiming: { leaseDurationMs: o.leaseDuration * 1000, renewDeadlineMs: o.renewDeadline * 1000, retryPeriodMs: o.retryPeriod * 1000 },
   });
   await operator.start();
-  logger.info({ healthPort: operator.healthPort }, 'probes on /healthz and /readyz, metrics on /metrics');
+  logger.info({ healthPort: operator.healthPort, namespaces: watchNamespaces(o, env) ?? 'all' }, 'probes on /healthz and /readyz, metrics on /metrics');
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       logger.info({ signal }, 'stopping');
@@ -110,5 +119,6 @@ export function register(program: Command): void {
     .option('--lease-duration <s>', 'leader election: how long a Lease is valid without renewal', seconds(1, 600), 15)
     .option('--renew-deadline <s>', 'leader election: the leader steps down when it cannot renew for this long', seconds(0.5, 600), 10)
     .option('--retry-period <s>', 'leader election: interval between acquire/renew attempts', seconds(0.1, 600), 2)
+    .option('--watch-namespaces <list>', 'comma-separated namespaces to watch and manage (default: $WATCH_NAMESPACES, else every namespace)')
     .action(async (o: OperatorCommandOptions) => runOperator(o));
 }

@@ -1,7 +1,8 @@
-/** `recog orgs …`: organisations, their status and call balance. */
+/** `recog orgs …`: organisations, their status and call balance. Every change is audited as the CLI, in its transaction. */
 import type { Command } from 'commander';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../config.js';
+import { audited, CLI_ACTOR } from '../../store/audit.js';
 import { changeBalance, createOrg, listOrgs, resolveOrg, setOrgStatus, type Organization } from '../../store/orgs.js';
 import { emit, stdoutOutput, withDatabase } from './db.js';
 
@@ -29,9 +30,21 @@ export function parseWhole(flag: string, raw: string, min = 0): number {
   return n;
 }
 
+/** The organisation's row, locked for the change's transaction: the audit entry's "from" is what the change found. */
+async function lockedOrg(trx: Knex.Transaction, ref: string): Promise<Organization> {
+  const { id } = await resolveOrg(trx, ref);
+  return (await trx('organizations').where({ id }).forUpdate().first()) as Organization;
+}
+
 export async function orgsCreate(db: Knex, name: string, opts: { balance?: string }): Promise<OrgView> {
   const balance = opts.balance === undefined ? null : parseWhole('--balance', opts.balance);
-  return view(await createOrg(db, { name, balance }));
+  return view(
+    await audited(
+      db,
+      (trx) => createOrg(trx, { name, balance }),
+      (o) => ({ orgId: o.id, actor: CLI_ACTOR, action: 'org.create', target: { type: 'org', id: o.id, name: o.name }, details: { balance: o.balance } }),
+    ),
+  );
 }
 
 export async function orgsList(db: Knex): Promise<OrgView[]> {
@@ -39,7 +52,18 @@ export async function orgsList(db: Knex): Promise<OrgView[]> {
 }
 
 export async function orgsSetStatus(db: Knex, ref: string, status: 'active' | 'suspended'): Promise<OrgView> {
-  return view(await setOrgStatus(db, ref, status));
+  const { after } = await audited(
+    db,
+    async (trx) => {
+      const was = await lockedOrg(trx, ref);
+      return { before: was, after: await setOrgStatus(trx, was.id, status) };
+    },
+    ({ before: b, after: o }) =>
+      b.status === o.status
+        ? null
+        : { orgId: o.id, actor: CLI_ACTOR, action: status === 'suspended' ? 'org.suspend' : 'org.resume', target: { type: 'org', id: o.id, name: o.name }, details: { from: b.status, to: o.status } },
+  );
+  return view(after);
 }
 
 export async function orgsBalance(db: Knex, ref: string, opts: { set?: string; add?: string }): Promise<OrgView> {
@@ -47,11 +71,20 @@ export async function orgsBalance(db: Knex, ref: string, opts: { set?: string; a
     if (opts.set === undefined) return view(await resolveOrg(db, ref));
     throw new Error('give one of --set N and --add N');
   }
+  let change: { set: number | null } | { add: number };
   if (opts.set !== undefined) {
     const v = opts.set.trim().toLowerCase();
-    return view(await changeBalance(db, ref, { set: v === 'unlimited' || v === 'none' ? null : parseWhole('--set', opts.set) }));
-  }
-  return view(await changeBalance(db, ref, { add: parseWhole('--add', opts.add as string, Number.MIN_SAFE_INTEGER) }));
+    change = { set: v === 'unlimited' || v === 'none' ? null : parseWhole('--set', opts.set) };
+  } else change = { add: parseWhole('--add', opts.add as string, Number.MIN_SAFE_INTEGER) };
+  const { after } = await audited(
+    db,
+    async (trx) => {
+      const before = await lockedOrg(trx, ref);
+      return { before, after: await changeBalance(trx, before.id, change) };
+    },
+    ({ before, after: o }) => ({ orgId: o.id, actor: CLI_ACTOR, action: 'org.balance', target: { type: 'org', id: o.id, name: o.name }, details: { from: before.balance, to: o.balance, ...change } }),
+  );
+  return view(after);
 }
 
 export function register(program: Command): void {

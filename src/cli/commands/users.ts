@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../config.js';
+import { audited, CLI_ACTOR, type AuditEntry } from '../../store/audit.js';
 import { hashPassword, passwordProblem } from '../../console/passwords.js';
 import { resolveOrg } from '../../store/orgs.js';
 import { createInvitation } from '../../store/invitations.js';
@@ -23,22 +24,35 @@ export interface UserCreated {
   created: boolean;
 }
 
-/** Creates the user (or finds the existing one) and makes them a member of the organisation. */
+/** Creates the user (or finds the existing one) and makes them a member of the organisation; audited as the CLI, in one transaction. */
 export async function usersCreate(db: Knex, o: { email: string; org: string; role: string }, password: () => Promise<string>): Promise<UserCreated> {
   if (!(ROLES as readonly string[]).includes(o.role)) throw new Error(`--role must be one of ${ROLES.join(', ')} (got "${o.role}")`);
   const org = await resolveOrg(db, o.org);
-  let user = await findUserByEmail(db, o.email);
-  const created = user === null;
-  if (!user) {
+  const found = await findUserByEmail(db, o.email);
+  const created = found === null;
+  let passwordHash: string | null = null;
+  if (!found) {
     const pw = await password();
-    const problem = passwordProblem(pw);
+    const problem = passwordProblem(pw, o.email);
     if (problem) throw new Error(problem);
-    user = await createUser(db, { email: o.email, passwordHash: await hashPassword(pw) });
+    passwordHash = await hashPassword(pw);
   }
-  const existing = (await membershipsOf(db, user.id)).find((m) => m.org.id === org.id);
-  if (existing) throw new Error(`${user.email} is already ${existing.role} of "${org.name}"`);
-  await addMember(db, org.id, user.id, o.role as Role);
-  return { user: { id: user.id, email: user.email }, org: { id: org.id, name: org.name }, role: o.role as Role, created };
+  const role = o.role as Role;
+  const user = await audited(
+    db,
+    async (trx) => {
+      const u = found ?? (await createUser(trx, { email: o.email, passwordHash: passwordHash as string }));
+      const existing = (await membershipsOf(trx, u.id)).find((m) => m.org.id === org.id);
+      if (existing) throw new Error(`${u.email} is already ${existing.role} of "${org.name}"`);
+      await addMember(trx, org.id, u.id, role);
+      return { id: u.id, email: u.email };
+    },
+    (u) => [
+      ...(created ? [{ userId: u.id, actor: CLI_ACTOR, action: 'user.create', target: { type: 'user', id: u.id, name: u.email } } satisfies AuditEntry] : []),
+      { orgId: org.id, actor: CLI_ACTOR, action: 'member.add', target: { type: 'member', id: u.id, name: u.email }, details: { role, new_account: created } } satisfies AuditEntry,
+    ],
+  );
+  return { user, org: { id: org.id, name: org.name }, role, created };
 }
 
 /** An operator sets a new password (a forgotten one); every session of the user ends. */
@@ -46,10 +60,15 @@ export async function usersSetPassword(db: Knex, email: string, password: () => 
   const user = await findUserByEmail(db, email);
   if (!user) throw new Error(`no user with e-mail "${email}"`);
   const pw = await password();
-  const problem = passwordProblem(pw);
+  const problem = passwordProblem(pw, user.email);
   if (problem) throw new Error(problem);
-  // One transaction: the new password, every session revoked; older sessions are refused from now on.
-  await changePassword(db, user.id, await hashPassword(pw), 'password_reset');
+  // One transaction: the new password, every session revoked, the audit entry; older sessions are refused from now on.
+  const hash = await hashPassword(pw);
+  await audited(
+    db,
+    (trx) => changePassword(trx, user.id, hash, 'password_reset'),
+    () => ({ userId: user.id, actor: CLI_ACTOR, action: 'user.password_reset', target: { type: 'user', id: user.id, name: user.email }, details: { sessions_ended: true } }),
+  );
   return { user: { id: user.id, email: user.email } };
 }
 
@@ -63,7 +82,7 @@ export interface UserInvited {
 export async function usersInvite(db: Knex, o: { email: string; org: string; role: string }, publicBaseUrl: string): Promise<UserInvited> {
   if (!(ROLES as readonly string[]).includes(o.role)) throw new Error(`--role must be one of ${ROLES.join(', ')} (got "${o.role}")`);
   const org = await resolveOrg(db, o.org);
-  const { invitation, token } = await createInvitation(db, { orgId: org.id, email: o.email, role: o.role as Role, inviter: { id: null, email: 'recog CLI' } });
+  const { invitation, token } = await createInvitation(db, { orgId: org.id, email: o.email, role: o.role as Role, inviter: CLI_ACTOR });
   return {
     invitation: { id: invitation.id, email: invitation.email, role: invitation.role, expires_at: invitation.expires_at.toISOString() },
     org: { id: org.id, name: org.name },

@@ -171,6 +171,7 @@ export const ApiSpecSchema = Type.Object(
     serviceType: StringEnum(['ClusterIP', 'NodePort', 'LoadBalancer'], { default: 'ClusterIP' }),
     consoleEnabled: settingField('consoleEnabled'),
     consoleSessionTtlSeconds: settingField('consoleSessionTtlSeconds'),
+    consoleSessionIdleSeconds: settingField('consoleSessionIdleSeconds'),
   },
   {
     description: 'The REST API (node dist/server.js).',

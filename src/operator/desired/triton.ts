@@ -13,6 +13,16 @@ import {
 const MODELS_MOUNT = '/models';
 const STARTUP_PROBE_PERIOD_S = 10;
 
+/** The non-root user of NVIDIA's Triton images (`triton-server`, uid and gid 1000). */
+export const TRITON_UID = 1000;
+/**
+ * The one writable directory of a Triton pod (its root filesystem is read-only): Triton
+ * downloads s3:// and gs:// repositories into /tmp, the Python backend unpacks its execution
+ * environments there, and HOME points at it so CUDA's JIT cache (~/.nv) and Python caches
+ * (~/.cache) have somewhere to go.
+ */
+const TMP_MOUNT = '/tmp';
+
 export interface ModelStorage {
   /** The --model-repository argument. */
   repository: string;
@@ -86,6 +96,8 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
   const limits: Record<string, string | number> = { ...(t.resources.limits ?? {}) };
   const requests: Record<string, string | number> = { ...(t.resources.requests ?? {}) };
   if (t.gpus > 0) limits[t.gpuResourceName] = String(t.gpus);
+  const credentials = storageCredentials(rs);
+  const credentialsEnv = (credentials.container.env as unknown[] | undefined) ?? [];
   const httpProbe = (path: string, period: number, failures: number) => ({
     httpGet: { path, port: 'http' },
     periodSeconds: period,
@@ -113,6 +125,13 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
         },
         spec: {
           automountServiceAccountToken: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: TRITON_UID,
+            runAsGroup: TRITON_UID,
+            fsGroup: TRITON_UID,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           ...gpuScheduling(rs),
           ...(t.affinity ? { affinity: t.affinity } : {}),
           containers: [
@@ -127,7 +146,8 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
                 { name: 'grpc', containerPort: TRITON_GRPC_PORT, protocol: 'TCP' },
                 { name: 'metrics', containerPort: TRITON_METRICS_PORT, protocol: 'TCP' },
               ],
-              ...storageCredentials(rs).container,
+              ...credentials.container,
+              env: [{ name: 'HOME', value: TMP_MOUNT }, ...credentialsEnv],
               resources: {
                 ...(Object.keys(requests).length > 0 ? { requests } : {}),
                 ...(Object.keys(limits).length > 0 ? { limits } : {}),
@@ -136,19 +156,26 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
               startupProbe: httpProbe('/v2/health/ready', STARTUP_PROBE_PERIOD_S, Math.ceil(t.startupTimeoutSeconds / STARTUP_PROBE_PERIOD_S)),
               livenessProbe: httpProbe('/v2/health/live', 10, 3),
               readinessProbe: httpProbe('/v2/health/ready', 5, 2),
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
               volumeMounts: [
                 { name: 'dshm', mountPath: '/dev/shm' },
+                { name: 'tmp', mountPath: TMP_MOUNT },
                 ...(storage.claimName ? [{ name: 'models', mountPath: MODELS_MOUNT, readOnly: true }] : []),
-                ...storageCredentials(rs).mounts,
+                ...credentials.mounts,
               ],
             },
           ],
           volumes: [
             // Triton passes tensors between its backends through shared memory.
             { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: t.shmSize } },
+            // On the node's disk: holds a whole downloaded s3:// or gs:// repository.
+            { name: 'tmp', emptyDir: {} },
             ...(storage.claimName ? [{ name: 'models', persistentVolumeClaim: { claimName: storage.claimName, readOnly: true } }] : []),
-            ...storageCredentials(rs).volumes,
+            ...credentials.volumes,
           ],
         },
       },

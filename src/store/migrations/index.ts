@@ -11,6 +11,8 @@ import * as m0300 from './0300_console.js';
 import * as m0400 from './0400_image_retention.js';
 import * as m0500 from './0500_admission.js';
 import * as m0600 from './0600_invitations.js';
+import * as m0700 from './0700_audit_security.js';
+import * as m0800 from './0800_session_grace.js';
 
 export interface Migration {
   name: string;
@@ -26,4 +28,6 @@ export const migrations: Migration[] = [
   { name: '0400_image_retention', ...m0400 },
   { name: '0500_admission', ...m0500 },
   { name: '0600_invitations', ...m0600 },
+  { name: '0700_audit_security', ...m0700 },
+  { name: '0800_session_grace', ...m0800 },
 ];

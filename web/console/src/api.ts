@@ -1,7 +1,7 @@
 /**
  * The console API from the browser: session cookies (HttpOnly, set by the server), the
  * CSRF cookie echoed in x-csrf-token on unsafe methods, one silent refresh on an
- * expired access token.
+ * expired access token (one at a time across tabs).
  */
 export const BASE = '/console/api/v1';
 
@@ -49,13 +49,29 @@ export function whenSignedOut(fn: () => void): void {
   onSignedOut = fn;
 }
 
+/** The Web Lock every tab of the console takes to refresh (same origin, so one lock for all tabs). */
+const REFRESH_LOCK = 'recognition-console-refresh';
+
 let refreshing: Promise<boolean> | null = null;
+/**
+ * One refresh at a time, in this tab (callers share it) and across tabs (a Web Lock). Each
+ * refresh spends the refresh cookie, which all tabs share; a tab that waited for another's
+ * refresh sends the cookie that refresh left (the browser reads the jar anew for each
+ * request), so it exchanges the new token, never the spent one, and two tabs never present
+ * the same token. Where Web Locks are missing (an insecure context), the server's grace for
+ * a token just exchanged covers the race (docs/console.md).
+ */
 function refresh(): Promise<boolean> {
-  refreshing ??= raw('POST', '/auth/refresh', {})
-    .then((r) => r.ok)
+  refreshing ??= exclusiveRefresh()
     .catch(() => false)
     .finally(() => setTimeout(() => (refreshing = null), 0));
   return refreshing;
+}
+
+async function exclusiveRefresh(): Promise<boolean> {
+  const exchange = () => raw('POST', '/auth/refresh', {}).then((r) => r.ok);
+  const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+  return locks ? await locks.request(REFRESH_LOCK, exchange) : exchange();
 }
 
 export async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {

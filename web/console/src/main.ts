@@ -3,7 +3,7 @@
  * API. No framework: the DOM helper builds elements, text is never parsed as HTML.
  */
 import {
-  api, ApiFailure, currentUser, login, logout, publicCall, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type RequestRow, type Role, type Usage,
+  api, ApiFailure, BASE, currentUser, login, logout, publicCall, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type RequestRow, type Role, type Usage,
 } from './api.js';
 import { annotatedImage, gauge, legend, stackedDays } from './charts.js';
 import { clear, fmtDate, fmtNum, h } from './dom.js';
@@ -537,19 +537,90 @@ function invitationPanel(inv: Invitation, url: string): HTMLElement {
   );
 }
 
+interface AuditEntryView {
+  id: number;
+  created_at: string;
+  actor: { email: string };
+  action: string;
+  target: { type: string; id: string; name: string | null };
+  details: Record<string, unknown>;
+  ip: string | null;
+}
+
+/** What the action filter offers (the API takes any action, or a prefix such as key.*). */
+const AUDIT_ACTION_CHOICES = [
+  'key.*', 'key.create', 'key.update', 'key.suspend', 'key.resume', 'key.revoke',
+  'member.*', 'member.add', 'member.role_change', 'member.remove',
+  'invitation.*', 'invitation.create', 'invitation.accept', 'invitation.revoke',
+  'org.*', 'access.forbidden_role',
+];
+const AUDIT_PAGE_SIZE = 200;
+
+/** The filters of the audit page, kept in its hash (`#/o/acme/audit?action=key.*&since=2026-11-01`). */
+function auditQuery(form: { action: string; actor: string; since: string; until: string }, extra: Record<string, string> = {}): URLSearchParams {
+  const q = new URLSearchParams();
+  if (form.action) q.set('action', form.action);
+  if (form.actor) q.set('actor', form.actor);
+  // Days are UTC; "until" names the last day shown, so the API gets the start of the next one.
+  if (form.since) q.set('since', `${form.since}T00:00:00Z`);
+  if (form.until) q.set('until', new Date(Date.parse(`${form.until}T00:00:00Z`) + 86_400_000).toISOString());
+  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  return q;
+}
+
 async function auditPage(org: string): Promise<HTMLElement> {
-  const { entries } = await api<{ entries: Array<{ id: number; created_at: string; actor: { email: string }; action: string; target: { type: string; id: string; name: string | null }; details: Record<string, unknown>; ip: string | null }> }>(
-    'GET',
-    `/orgs/${encodeURIComponent(org)}/audit?limit=200`,
-  );
+  const o = encodeURIComponent(org);
+  const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
+  const current = { action: params.get('action') ?? '', actor: params.get('actor') ?? '', since: params.get('since') ?? '', until: params.get('until') ?? '' };
+  const before = params.get('before') ?? '';
+  const query = auditQuery(current, { limit: String(AUDIT_PAGE_SIZE), ...(before ? { before } : {}) });
+  const { entries } = await api<{ entries: AuditEntryView[] }>('GET', `/orgs/${o}/audit?${query.toString()}`);
+  const action = h('input', { name: 'action', list: 'audit-actions', placeholder: 'all actions', value: current.action, 'aria-label': 'action' });
+  const actor = h('input', { name: 'actor', placeholder: 'anyone (e-mail, or recog CLI)', value: current.actor, 'aria-label': 'actor' });
+  const since = h('input', { type: 'date', name: 'since', value: current.since, 'aria-label': 'from (UTC day)' });
+  const until = h('input', { type: 'date', name: 'until', value: current.until, 'aria-label': 'until (UTC day, included)' });
+  const values = () => ({ action: action.value.trim(), actor: actor.value.trim(), since: since.value, until: until.value });
+  const pageHash = (extra: Record<string, string> = {}) => {
+    const v = values();
+    const q = new URLSearchParams();
+    for (const [k, val] of Object.entries({ ...v, ...extra })) if (val) q.set(k, val);
+    return `#/o/${o}/audit?${q.toString()}`;
+  };
+  const exportJsonl = async () => {
+    // A plain download (the access cookie goes with it); the call before it refreshes an expired session.
+    await api('GET', `/orgs/${o}`);
+    location.assign(`${BASE}/orgs/${o}/audit?${auditQuery(values(), { format: 'jsonl' }).toString()}`);
+  };
+  const older = entries.length === AUDIT_PAGE_SIZE ? entries[entries.length - 1].id : null;
   return h(
     'div',
     {},
     h('h1', {}, 'Audit log'),
-    h('table', { class: 'audit' },
-      h('thead', {}, h('tr', {}, ['When', 'Who', 'Action', 'Target', 'Details', 'From'].map((c) => h('th', {}, c)))),
-      h('tbody', {}, entries.map((e) => h('tr', {}, h('td', {}, fmtDate(e.created_at)), h('td', {}, e.actor.email), h('td', {}, h('code', {}, e.action)), h('td', {}, `${e.target.type} ${e.target.name ?? e.target.id}`), h('td', { class: 'details' }, JSON.stringify(e.details)), h('td', {}, e.ip ?? '')))),
+    h('form', {
+      class: 'card form filters',
+      id: 'audit-filters',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        go(pageHash());
+      },
+    },
+      h('datalist', { id: 'audit-actions' }, AUDIT_ACTION_CHOICES.map((a) => h('option', { value: a }))),
+      h('div', { class: 'row' },
+        h('label', {}, 'Action', action), h('label', {}, 'Who', actor), h('label', {}, 'From', since), h('label', {}, 'Until', until),
+      ),
+      h('div', { class: 'row' },
+        h('button', { type: 'submit', class: 'primary' }, 'Filter'),
+        h('button', { type: 'button', onclick: () => go(`#/o/${o}/audit`) }, 'Clear'),
+        h('button', { type: 'button', id: 'audit-export', onclick: () => void exportJsonl() }, 'Export JSON lines'),
+      ),
     ),
+    entries.length === 0
+      ? h('p', { class: 'muted' }, 'No entries match.')
+      : h('table', { class: 'audit' },
+          h('thead', {}, h('tr', {}, ['When', 'Who', 'Action', 'Target', 'Details', 'From'].map((c) => h('th', {}, c)))),
+          h('tbody', {}, entries.map((e) => h('tr', {}, h('td', {}, fmtDate(e.created_at)), h('td', {}, e.actor.email), h('td', {}, h('code', {}, e.action)), h('td', {}, `${e.target.type} ${e.target.name ?? e.target.id}`), h('td', { class: 'details' }, JSON.stringify(e.details)), h('td', {}, e.ip ?? '')))),
+        ),
+    older !== null ? h('p', {}, h('a', { href: pageHash({ before: String(older) }) }, 'Older entries')) : null,
   );
 }
 
@@ -572,7 +643,10 @@ async function settingsPage(org: string): Promise<HTMLElement> {
 }
 
 async function accountPage(): Promise<HTMLElement> {
-  const { sessions } = await api<{ sessions: Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip: string | null; current: boolean }> }>('GET', '/sessions');
+  const [{ sessions }, { entries: security }] = await Promise.all([
+    api<{ sessions: Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip: string | null; current: boolean }> }>('GET', '/sessions'),
+    api<{ entries: AuditEntryView[] }>('GET', '/me/audit?limit=20'),
+  ]);
   const current = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
   const msg = h('div');
@@ -589,6 +663,14 @@ async function accountPage(): Promise<HTMLElement> {
         h('thead', {}, h('tr', {}, ['Signed in', 'Last active', 'Browser', 'Address', ''].map((c) => h('th', {}, c)))),
         h('tbody', {}, sessions.map((s) => h('tr', {}, h('td', {}, fmtDate(s.created_at)), h('td', {}, fmtDate(s.last_used_at)), h('td', { class: 'ua' }, s.user_agent ?? ''), h('td', {}, s.ip ?? ''),
           h('td', {}, s.current ? h('span', { class: 'badge active' }, 'this one') : h('button', { onclick: async () => { await api('DELETE', `/sessions/${s.id}`); go(`#/account?t=${Date.now()}`); } }, 'Revoke'))))),
+      ),
+    ),
+    h('div', { class: 'card', id: 'security-log' },
+      h('h2', {}, 'Security log'),
+      h('p', { class: 'muted' }, 'Sign-ins, failed sign-ins, sign-outs, password changes and revoked sessions of your account (the latest 20).'),
+      h('table', { class: 'audit' },
+        h('thead', {}, h('tr', {}, ['When', 'Event', 'By', 'From'].map((c) => h('th', {}, c)))),
+        h('tbody', {}, security.map((e) => h('tr', {}, h('td', {}, fmtDate(e.created_at)), h('td', {}, h('code', {}, e.action)), h('td', {}, e.actor.email), h('td', {}, e.ip ?? '')))),
       ),
     ),
     h('form', {
