@@ -7,48 +7,26 @@
  * cookie silently.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { usersCreate } from '../../src/cli/commands/users.js';
-import { createOrg } from '../../src/store/orgs.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/console.js';
-import { REPO_ROOT } from '../helpers/fixtures.js';
+import { chromiumMissing, startConsoleInBrowser, type ConsoleInBrowser } from '../helpers/browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+const missing = chromiumMissing();
 
-let t: TestApp;
-let browser: Browser;
 let base: string;
-let assetsDir: string;
+let served: ConsoleInBrowser | undefined;
 
 before(async () => {
   if (missing) return;
-  assetsDir = await mkdtemp(path.join(os.tmpdir(), 'recog-console-web-'));
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-console.mjs'), assetsDir], { stdio: 'ignore' });
-  t = await buildTestApp({ PUBLIC_BASE_URL: 'https://cv.example' }, { console: { assetsDir } });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://localhost:${(t.app.server.address() as AddressInfo).port}`;
-  const org = await createOrg(t.db, { name: 'acme', balance: 100 });
-  await usersCreate(t.db, { email: 'ada@acme.example', org: org.name, role: 'owner' }, async () => PASSWORD);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  served = await startConsoleInBrowser({ owner: 'ada@acme.example', balance: 100, env: { PUBLIC_BASE_URL: 'https://cv.example' }, host: 'localhost' });
+  ({ base } = served);
 });
 after(async () => {
-  await browser?.close();
-  await t?.close();
-  if (assetsDir) await rm(assetsDir, { recursive: true, force: true });
+  await served?.close();
 });
 
-test('published over https: __Host- cookies, the double submit and the silent refresh work in the page', { skip: missing && `${CHROMIUM} not found: apt-get install chromium` }, async () => {
-  const page = await (await browser.newContext()).newPage();
+test('published over https: __Host- cookies, the double submit and the silent refresh work in the page', { skip: missing }, async () => {
+  const page = await (await served!.browser.newContext()).newPage();
   await page.goto(`${base}/console/`);
   await page.waitForSelector('form.login');
   await page.fill('input[name=email]', 'ada@acme.example');

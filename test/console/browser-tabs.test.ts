@@ -6,44 +6,25 @@
  * twice: the server's grace is not needed), and both stay signed in.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { usersCreate } from '../../src/cli/commands/users.js';
-import { createOrg } from '../../src/store/orgs.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import type { Page } from 'playwright-core';
 import { PASSWORD } from '../helpers/console.js';
-import { REPO_ROOT } from '../helpers/fixtures.js';
+import type { TestApp } from '../helpers/app.js';
+import { chromiumMissing, startConsoleInBrowser, type ConsoleInBrowser } from '../helpers/browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+const missing = chromiumMissing();
 
 let t: TestApp;
-let browser: Browser;
 let base: string;
-let assetsDir: string;
+let served: ConsoleInBrowser | undefined;
 
 before(async () => {
   if (missing) return;
-  assetsDir = await mkdtemp(path.join(os.tmpdir(), 'recog-console-web-'));
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-console.mjs'), assetsDir], { stdio: 'ignore' });
-  t = await buildTestApp({}, { console: { assetsDir } });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  const org = await createOrg(t.db, { name: 'acme', balance: 100 });
-  await usersCreate(t.db, { email: 'tabs@acme.example', org: org.name, role: 'owner' }, async () => PASSWORD);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  served = await startConsoleInBrowser({ owner: 'tabs@acme.example', balance: 100 });
+  ({ t, base } = served);
 });
 after(async () => {
-  await browser?.close();
-  await t?.close();
-  if (assetsDir) await rm(assetsDir, { recursive: true, force: true });
+  await served?.close();
 });
 
 /** The refresh cookie each refresh request of the page carried. */
@@ -56,8 +37,8 @@ function refreshCookiesSent(page: Page): string[] {
   return sent;
 }
 
-test('two tabs refreshing at the same moment both stay signed in, one refresh at a time', { skip: missing && `${CHROMIUM} not found: apt-get install chromium` }, async () => {
-  const context = await browser.newContext();
+test('two tabs refreshing at the same moment both stay signed in, one refresh at a time', { skip: missing }, async () => {
+  const context = await served!.browser.newContext();
   const first = await context.newPage();
   await first.goto(`${base}/console/`);
   await first.waitForSelector('form.login');

@@ -6,45 +6,33 @@
  * signs out. Screenshots of each page: docs/console/ with UPDATE_SCREENSHOTS=1.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { usersCreate } from '../../src/cli/commands/users.js';
-import { createOrg } from '../../src/store/orgs.js';
+import type { Browser, Page } from 'playwright-core';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { chromiumMissing, startConsoleInBrowser, type ConsoleInBrowser } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { PASSWORD } from '../helpers/console.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // Screenshots go to docs/console (shown in docs/console.md) with UPDATE_SCREENSHOTS=1, else
 // to a temporary folder, so a plain test run leaves the work tree as it was.
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs/console') : path.join(os.tmpdir(), 'recog-console-screenshots');
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+const missing = chromiumMissing();
 
 let t: TestApp;
 let browser: Browser;
 let page: Page;
 let base: string;
-let assetsDir: string;
+let served: ConsoleInBrowser | undefined;
 const pageErrors: string[] = [];
 
 before(async () => {
   if (missing) return;
-  assetsDir = await mkdtemp(path.join(os.tmpdir(), 'recog-console-web-'));
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-console.mjs'), assetsDir], { stdio: 'ignore' });
-  t = await buildTestApp({}, { console: { assetsDir } });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  const org = await createOrg(t.db, { name: 'acme', balance: 5000 });
-  await usersCreate(t.db, { email: 'ada@acme.example', org: org.name, role: 'owner' }, async () => PASSWORD);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  served = await startConsoleInBrowser({ owner: 'ada@acme.example', balance: 5000 });
+  ({ t, browser, base } = served);
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
   page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -54,9 +42,7 @@ before(async () => {
   await mkdir(SHOTS, { recursive: true });
 });
 after(async () => {
-  await browser?.close();
-  await t?.close();
-  if (assetsDir) await rm(assetsDir, { recursive: true, force: true });
+  await served?.close();
 });
 
 const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -67,7 +53,7 @@ const sync = (key: string, externalId: string) =>
     body: JSON.stringify({ external_id: externalId, image_base64: readFixture('basketball1.png').toString('base64') }),
   });
 
-test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { skip: missing && `${CHROMIUM} not found: apt-get install chromium` }, async () => {
+test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { skip: missing }, async () => {
   const res = await fetch(`${base}/console/`);
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);

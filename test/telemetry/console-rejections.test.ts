@@ -8,11 +8,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Knex } from 'knex';
-import pino from 'pino';
 import { REJECTION_REASONS, type ErrorCode } from '../../src/api/errors.js';
 import { PasswordHasher, SCRYPT_WORK, type PasswordWork } from '../../src/console/passwords.js';
 import { buildApp, createServices, type Services } from '../../src/app.js';
@@ -20,19 +18,12 @@ import { CONSOLE_ERRORS } from '../../src/console/context.js';
 import { createDb } from '../../src/store/db.js';
 import { migrateLatest } from '../../src/store/migrate.js';
 import { createOrg } from '../../src/store/orgs.js';
-import { loggerOptions } from '../../src/telemetry/logging.js';
 import { testConfig } from '../helpers/app.js';
+import { capturedLogger } from '../helpers/log-capture.js';
 import { agePastGrace, API, consoleUser, login } from '../helpers/console.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
-    done();
-  },
-});
-const logger = pino(loggerOptions('info'), sink);
+const { logger, lines } = capturedLogger('info');
 
 /** The real scrypt, except that while `held` is set a check waits for it (and says it began). */
 let held: { release: Promise<void>; began: () => void } | undefined;

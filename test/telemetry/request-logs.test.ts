@@ -7,30 +7,22 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Knex } from 'knex';
-import pino from 'pino';
 import { buildApp, createServices, type Services } from '../../src/app.js';
 import { createDb } from '../../src/store/db.js';
 import { createKey } from '../../src/store/keys.js';
 import { migrateLatest } from '../../src/store/migrate.js';
 import { createOrg } from '../../src/store/orgs.js';
-import { loggerOptions, REDACTED, redactUrlSecrets } from '../../src/telemetry/logging.js';
+import { REDACTED, redactUrlSecrets } from '../../src/telemetry/logging.js';
 import { testConfig } from '../helpers/app.js';
+import { capturedLogger } from '../helpers/log-capture.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { startImageServer } from '../helpers/image-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
-    done();
-  },
-});
-const logger = pino(loggerOptions('debug'), sink);
+const { logger, lines } = capturedLogger('debug');
 
 let database: TestDatabase;
 let db: Knex;
