@@ -51,7 +51,7 @@ const layerZones = [
 // Drivers and frameworks stay in the adapters: the use case knows none of them.
 const ADAPTER_PACKAGES = [
   'fastify', 'fastify-plugin', '@fastify/*', 'knex', 'pg', 'ioredis', '@grpc/*', 'onnxruntime-node', 'sharp',
-  'undici', '@aws-sdk/*', '@kubernetes/*', 'prom-client', '@opentelemetry/*', 'pino',
+  'undici', '@aws-sdk/*', '@kubernetes/*', 'prom-client', '@opentelemetry/*', 'pino', 'nodemailer',
 ];
 
 export default tseslint.config(

@@ -55,7 +55,7 @@ export interface AppDeps {
   /** Prometheus metrics, served at /metrics (default: a fresh registry). */
   metrics?: Metrics;
   /** Console overrides (tests: sign-in throttling thresholds, the password hasher, where the web files are). */
-  console?: Pick<ConsoleOptions, 'throttle' | 'passwords' | 'assetsDir'>;
+  console?: Pick<ConsoleOptions, 'throttle' | 'passwords' | 'assetsDir' | 'clock'>;
   /** Admission to decode/inference (default: from config.detectConcurrency and detectQueueLength). */
   detectGate?: CapacityGate;
 }

@@ -391,6 +391,39 @@ export const SETTINGS = {
   consoleSessionIdleSeconds: int('CONSOLE_SESSION_IDLE_SECONDS', 'a console session with no activity (a refresh, or an access token used) for this long ends, in seconds', {
     default: 30 * 60, min: 60, max: 30 * 24 * 3600, defaultDoc: '30 minutes', pod: 'spec', crd: true,
   }),
+  // Invitation e-mail (src/console/mail.ts, docs/console.md). The URL carries the SMTP
+  // credentials, a secret: the operator sets neither (no `pod`); give them to the pods with
+  // spec.api.env and a secretKeyRef.
+  smtpUrl: {
+    env: 'SMTP_URL',
+    doc: '`smtps://user:pass@host:465` or `smtp://user:pass@host:587` (STARTTLS required, except to a loopback host): console invitations are e-mailed and their link is never shown to the inviting admin (docs/console.md)',
+    defaultDoc: 'unset: the link is shown once to the inviting admin',
+    read: (r: Reader): string | undefined => {
+      const raw = r.optional('SMTP_URL');
+      if (raw === undefined) return undefined;
+      let ok: boolean;
+      try {
+        const u = new URL(raw);
+        ok = (u.protocol === 'smtp:' || u.protocol === 'smtps:') && u.hostname !== '' && (u.pathname === '' || u.pathname === '/') && u.search === '';
+      } catch {
+        ok = false;
+      }
+      // Never echo the value: it holds the password.
+      if (!ok) r.problems.push('SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://[user:pass@]host[:port] (percent-encode special characters of the user and password)');
+      return raw;
+    },
+  } satisfies Setting<string | undefined>,
+  smtpFrom: {
+    env: 'SMTP_FROM',
+    doc: 'sender of console e-mail, `Recognition <no-reply@example.com>` or an address; needed with `SMTP_URL`',
+    defaultDoc: 'unset',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string | undefined => {
+      const raw = r.optional('SMTP_FROM');
+      if (raw !== undefined && (!/^[^\r\n]*@[^\r\n]*$/.test(raw) || raw.length > 320)) r.problems.push(`SMTP_FROM must be an e-mail address, or a name and <address> (got "${raw}")`);
+      if (raw === undefined && c.smtpUrl !== undefined) r.problems.push('SMTP_FROM is required with SMTP_URL: the sender address of invitation e-mail');
+      return raw;
+    },
+  } satisfies Setting<string | undefined>,
   // Slow and greedy clients (src/api/connection-limits.ts).
   httpHeadersTimeoutMs: int('HTTP_HEADERS_TIMEOUT_MS', 'a client must send its request headers within this, in ms', { default: 10_000, min: 100, max: 600_000 }),
   httpRequestTimeoutMs: {

@@ -35,6 +35,7 @@ export const ERROR_CATALOGUE = {
   UNAUTHENTICATED: { status: 401, error: 'unauthorized', message: 'Sign in first: a valid session is required' },
   INVALID_CREDENTIALS: { status: 401, error: 'unauthorized', message: 'Wrong e-mail or password' },
   REFRESH_REUSED: { status: 401, error: 'unauthorized', message: 'This refresh token was already used; the session has been revoked, sign in again' },
+  INVALID_MFA_CODE: { status: 401, error: 'unauthorized', message: 'Wrong or already used authentication code' },
   // 402
   INSUFFICIENT_BALANCE: { status: 402, error: 'payment_required', message: 'Insufficient API calls balance' },
   // 403
@@ -45,6 +46,8 @@ export const ERROR_CATALOGUE = {
   REQUEST_FORBIDDEN: { status: 403, error: 'unauthorized', message: 'The request belongs to a different API key' },
   FORBIDDEN_ROLE: { status: 403, error: 'Forbidden', message: 'Your role in this organisation does not allow this' },
   CSRF_FAILED: { status: 403, error: 'Forbidden', message: 'Missing or wrong CSRF token (x-csrf-token header)' },
+  MFA_ENROLLMENT_REQUIRED: { status: 403, error: 'Forbidden', message: 'This organisation requires two-factor authentication: set it up on your Account page first' },
+  MFA_CHECK_REQUIRED: { status: 403, error: 'Forbidden', message: 'Confirm with a current authentication code first (POST /me/mfa/verify)' },
   INVALID_IMAGE_SIGNATURE: { status: 403, error: 'forbidden', message: 'The image link is invalid or has expired' },
   // 404
   REQUEST_NOT_FOUND: { status: 404, error: 'request_not_found', message: 'Request not found' },
@@ -145,6 +148,9 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   REFRESH_REUSED: 'auth',
   FORBIDDEN_ROLE: 'auth',
   CSRF_FAILED: 'auth',
+  INVALID_MFA_CODE: 'auth',
+  MFA_ENROLLMENT_REQUIRED: 'auth',
+  MFA_CHECK_REQUIRED: 'auth',
   LOGIN_THROTTLED: 'rate_limit',
   VALIDATION_FAILED: 'validation',
   // Backpressure: the decode/inference queue full, or one address over its in-flight cap.

@@ -8,10 +8,12 @@ import {
   changePassword, listSessions, ownsSession, revokeSession, rotateRefresh, sessionForAccessToken, sessionForRefreshToken, startSession,
   REFRESH_GRACE_SECONDS, type RefreshRefusal, type SessionTtls, type TokenPair,
 } from '../store/sessions.js';
+import { challengeUser, createChallenge, hasTotp, markSessionVerified, MFA_CHALLENGE_SECONDS, spendChallenge } from '../store/mfa.js';
 import { findUserByEmail, getUser, membershipsOf, type User } from '../store/users.js';
 import { AuditQuery, auditFilterOf, sendAudit } from './audit-view.js';
 import type { ConsoleContext } from './context.js';
 import { SECURITY, TAG } from './context.js';
+import { checkSecondFactor, SecondFactorFields, type SecondFactorInput } from './mfa.js';
 import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
 import { bearerToken, checkCsrf, cookiesOf, requireSession, userOf } from './session-auth.js';
 import { auditFailedSignIn, securityEntry, throttleAudited } from './security-events.js';
@@ -24,6 +26,7 @@ const LoginBody = Type.Object(
   { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }) },
   { additionalProperties: false },
 );
+const MfaBody = Type.Object({ mfa_token: Type.String({ minLength: 1, maxLength: 128 }), ...SecondFactorFields }, { additionalProperties: false });
 const RefreshBody = Type.Object({ refresh_token: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
 const PasswordBody = Type.Object(
   { current_password: Type.String({ maxLength: MAX_PASSWORD_LENGTH }), new_password: Type.String({ maxLength: MAX_PASSWORD_LENGTH }) },
@@ -86,7 +89,7 @@ export function authRoutes(ctx: ConsoleContext) {
         schema: {
           tags: [TAG],
           summary: 'Sign in with e-mail and password',
-          description: `Returns an access token and a refresh token. With header \`${COOKIE_MODE_HEADER}: cookie\` (the web app) they are set as HttpOnly cookies instead.`,
+          description: `Returns an access token and a refresh token, or for an account with two-factor authentication \`{"mfa_required":true,"mfa_token","mfa_expires_in","methods"}\` (no session yet: POST /auth/mfa). With header \`${COOKIE_MODE_HEADER}: cookie\` (the web app) they are set as HttpOnly cookies instead.`,
           body: LoginBody,
         },
       },
@@ -107,6 +110,11 @@ export function authRoutes(ctx: ConsoleContext) {
           await failed('invalid_credentials');
           throw new ApiError('INVALID_CREDENTIALS');
         }
+        // With a second factor, a right password gives a short-lived challenge, not a session (POST /auth/mfa).
+        if (await hasTotp(db, user.id)) {
+          void reply.header('Cache-Control', 'no-store');
+          return { mfa_required: true, mfa_token: await createChallenge(db, user.id, request.headers['user-agent']), mfa_expires_in: MFA_CHALLENGE_SECONDS, methods: ['totp', 'recovery_code'] };
+        }
         // null: the password changed while it was being checked; the one presented is no longer it.
         // The session and its entry commit together (startSession's own transaction is a savepoint in this one).
         const pair = await audited(
@@ -118,6 +126,43 @@ export function authRoutes(ctx: ConsoleContext) {
           await failed('password_changed');
           throw new ApiError('INVALID_CREDENTIALS');
         }
+        void reply.header('Cache-Control', 'no-store');
+        if (cookieMode(request)) {
+          setCookies(request, reply, pair, true);
+          return tokenBody(pair, user, false);
+        }
+        return tokenBody(pair, user, true);
+      },
+    );
+
+    app.post(
+      '/auth/mfa',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Second step of a sign-in with two-factor authentication: the challenge and a code',
+          description: `After a right password, an account with TOTP gets \`{"mfa_required":true,"mfa_token"}\` from /auth/login instead of tokens. This call, with that token (single use, ${MFA_CHALLENGE_SECONDS / 60} minutes) and a current code or a recovery code, answers like a sign-in. Wrong codes are throttled per account and per address (LOGIN_THROTTLED).`,
+          body: MfaBody,
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as SecondFactorInput & { mfa_token: string };
+        const userId = await challengeUser(db, body.mfa_token);
+        if (userId === null) throw new ApiError('INVALID_MFA_CODE', 'The sign-in challenge is unknown, used or expired; sign in again');
+        const user = await getUser(db, userId);
+        const method = await checkSecondFactor(ctx, request, user, body, 'auth/mfa');
+        // The challenge is spent, the session started and marked checked, with its entry: one transaction.
+        const pair = await audited(
+          db,
+          async (trx) => {
+            if (!(await spendChallenge(trx, body.mfa_token))) return null;
+            const p = await startSession(trx, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash);
+            if (p) await markSessionVerified(trx, p.sessionId);
+            return p;
+          },
+          (p) => (p ? securityEntry(request, user.id, { id: user.id, email: user.email }, 'session.login', { type: 'session', id: p.sessionId }, { user_agent: request.headers['user-agent']?.slice(0, 300) ?? null, mfa: method }) : null),
+        );
+        if (!pair) throw new ApiError('INVALID_MFA_CODE', 'The sign-in challenge is unknown, used or expired; sign in again');
         void reply.header('Cache-Control', 'no-store');
         if (cookieMode(request)) {
           setCookies(request, reply, pair, true);

@@ -5,6 +5,7 @@ import type { ImageUrlSigner } from '../images/types.js';
 import type { SessionTtls } from '../store/sessions.js';
 import type { PasswordHasher } from './passwords.js';
 import type { LoginThrottle } from './throttle.js';
+import type { Mailer } from './mail.js';
 
 export interface ConsoleContext {
   db: Knex;
@@ -21,6 +22,10 @@ export interface ConsoleContext {
   defaultMonthlyQuota: number;
   /** Base of the links the console hands out (invitations): PUBLIC_BASE_URL. */
   publicBaseUrl: string;
+  /** SMTP_URL set: invitations are e-mailed (src/console/mail.ts); unset, the link is answered once. */
+  mailer?: Mailer;
+  /** Milliseconds since the epoch, for TOTP codes (tests drive it). */
+  now(): number;
 }
 
 export const TAG = 'Console';
@@ -29,5 +34,5 @@ export const SECURITY: Array<Record<string, string[]>> = [{ consoleBearer: [] },
 /** The catalogue codes the console API answers with (beyond the operational ones). */
 export const CONSOLE_ERRORS = [
   'VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_CREDENTIALS', 'REFRESH_REUSED', 'FORBIDDEN_ROLE', 'CSRF_FAILED',
-  'NOT_FOUND', 'CONFLICT', 'LOGIN_THROTTLED', 'PASSWORD_HASHING_BUSY',
+  'NOT_FOUND', 'CONFLICT', 'LOGIN_THROTTLED', 'PASSWORD_HASHING_BUSY', 'INVALID_MFA_CODE', 'MFA_ENROLLMENT_REQUIRED', 'MFA_CHECK_REQUIRED',
 ] as const satisfies readonly ErrorCode[];

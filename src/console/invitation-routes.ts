@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../api/errors.js';
 import { ConflictError, NotFoundError } from '../store/db.js';
 import { acceptInvitation, invitationByToken, WrongAccountError, type AcceptAs } from '../store/invitations.js';
+import { hasTotp } from '../store/mfa.js';
 import { findUserByEmail } from '../store/users.js';
 import { TAG, type ConsoleContext } from './context.js';
 import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
@@ -60,7 +61,7 @@ export function invitationRoutes(ctx: ConsoleContext) {
           tags: [TAG],
           summary: 'Accept an invitation (single use)',
           description:
-            'No account for the e-mail yet: send `new_password`; the account is created with it and joined to the organisation in one transaction. An existing account: be signed in as it (bearer, or cookies with x-csrf-token), or send its `password`. Then sign in as usual.',
+            'No account for the e-mail yet: send `new_password`; the account is created with it and joined to the organisation in one transaction. An existing account: be signed in as it (bearer, or cookies with x-csrf-token), or send its `password` (not for an account with a second factor: 403 MFA_CHECK_REQUIRED, sign in first). Then sign in as usual.',
           body: AcceptBody,
         },
       },
@@ -75,7 +76,11 @@ export function invitationRoutes(ctx: ConsoleContext) {
           if (problem) throw new ApiError('VALIDATION_FAILED', problem);
           as = { newAccount: { passwordHash: await ctx.passwords.hash(body.new_password) } };
         } else if (body.password !== undefined) {
-          as = { userId: await checkPassword(request, inv.email, body.password) };
+          const userId = await checkPassword(request, inv.email, body.password);
+          // The password alone must not do for an account with a second factor: it signs in
+          // (password and code) and accepts while signed in.
+          if (await hasTotp(db, userId)) throw new ApiError('MFA_CHECK_REQUIRED', `${inv.email} has a second factor: sign in with it, then accept while signed in`);
+          as = { userId };
         } else {
           const me = await optionalSession(db, request);
           if (!me) throw new ApiError('UNAUTHENTICATED', `Sign in as ${inv.email}, or send that account's password, to accept`);

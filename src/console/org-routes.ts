@@ -11,10 +11,12 @@ import { feedbackCounts, latestRequests, monthlyUsageByKey, usageByDay } from '.
 import { ConflictError, NotFoundError, isUuid } from '../store/db.js';
 import { createKey, getKey, listKeys, transitionKey, updateKey, type ApiKey, type KeyFields } from '../store/keys.js';
 import { resolveOrg, type Organization } from '../store/orgs.js';
-import { createInvitation, getPendingInvitation, listPendingInvitations, revokeInvitation, type Invitation } from '../store/invitations.js';
+import { getPendingInvitation, listPendingInvitations, revokeInvitation, type Invitation } from '../store/invitations.js';
 import { changeMember, emailProblem, listMembers, roleIn, ROLES, type Role } from '../store/users.js';
 import { AuditQuery, auditFilterOf, sendAudit } from './audit-view.js';
 import { SECURITY, TAG, type ConsoleContext } from './context.js';
+import { inviteMember } from './invitation-delivery.js';
+import { requireFreshSecondFactor } from './mfa.js';
 import { requireSession, userOf } from './session-auth.js';
 
 const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
@@ -207,6 +209,8 @@ export function orgRoutes(ctx: ConsoleContext) {
 
     app.post('/orgs/:org/keys', { schema: schema('Create a key; its secret is in this answer only', { body: CreateKeyBody }) }, async (request, reply) => {
       const { org } = await access(request, LEAST_ROLE.manageKeys);
+      // A user with a second factor confirms it (within 10 minutes, in this session) before a new secret is handed out.
+      await requireFreshSecondFactor(ctx, request);
       const body = request.body as KeyBody & { name: string; classes: string[] };
       const fields = await toFields(body);
       const { key, record } = await storeCall(() =>
@@ -315,9 +319,9 @@ export function orgRoutes(ctx: ConsoleContext) {
     app.post(
       '/orgs/:org/members',
       {
-        schema: schema('Invite a member: a one-time link, shown only in this answer', {
+        schema: schema('Invite a member: a one-time link, e-mailed to the invitee (SMTP configured) or shown only in this answer', {
           description:
-            'Creates an invitation; the invitee sets their own password (no account yet) or accepts as their existing account. The answer is the same whether or not the e-mail has an account. An earlier pending invitation of the same e-mail here is revoked.',
+            'Creates an invitation; the invitee sets their own password (no account yet) or accepts as their existing account. The answer is the same whether or not the e-mail has an account. An earlier pending invitation of the same e-mail here is revoked. With SMTP configured (SMTP_URL) the link is e-mailed to the invitee and is not in the answer (`delivered: "email"`); a failed send creates nothing and answers 503 SERVICE_UNAVAILABLE with Retry-After (400 VALIDATION_FAILED when the mail server refuses the address). Without SMTP the answer has the link, once (`delivered: "link"`, `invitation_url`).',
           body: AddMemberBody,
         }),
       },
@@ -328,12 +332,14 @@ export function orgRoutes(ctx: ConsoleContext) {
         const problem = emailProblem(body.email.trim());
         if (problem) throw new ApiError('VALIDATION_FAILED', problem);
         const u = userOf(request);
-        const { invitation, token } = await storeCall(() =>
-          createInvitation(db, { orgId: org.id, email: body.email, role: body.role, inviter: { id: u.id, email: u.email }, ip: request.ip }),
+        const invited = await storeCall(() =>
+          inviteMember(ctx, { orgId: org.id, orgName: org.name, email: body.email, role: body.role, inviter: { id: u.id, email: u.email }, ip: request.ip }, request.log),
         );
         void reply.header('Cache-Control', 'no-store');
-        // The fragment is never sent to a server: the token stays out of access logs and Referer headers.
-        return reply.code(201).send({ invitation: invitationView(invitation), invitation_url: `${ctx.publicBaseUrl}/console/#/invite/${token}` });
+        const invitation = invitationView(invited.invitation);
+        return reply
+          .code(201)
+          .send(invited.delivered === 'email' ? { invitation, delivered: 'email' } : { invitation, delivered: 'link', invitation_url: invited.url });
       },
     );
 

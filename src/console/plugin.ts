@@ -14,6 +14,8 @@ import type { ImageUrlSigner } from '../images/types.js';
 import { readCatalog, type CatalogConfig } from '../models/catalog-source.js';
 import { authRoutes } from './auth-routes.js';
 import { invitationRoutes } from './invitation-routes.js';
+import { createSmtpMailer } from './mail.js';
+import { mfaRoutes, orgMfaGate } from './mfa.js';
 import type { ConsoleContext } from './context.js';
 import { orgRoutes } from './org-routes.js';
 import { refusalCounter } from './refusals.js';
@@ -43,13 +45,23 @@ export interface ConsoleOptions {
   signer: ImageUrlSigner;
   config: Pick<
     Config,
-    'consoleEnabled' | 'consoleAccessTtlSeconds' | 'consoleSessionTtlSeconds' | 'consoleSessionIdleSeconds' | 'publicBaseUrl' | 'rateLimitPerMinute' | 'defaultMonthlyQuota'
+    | 'consoleEnabled'
+    | 'consoleAccessTtlSeconds'
+    | 'consoleSessionTtlSeconds'
+    | 'consoleSessionIdleSeconds'
+    | 'publicBaseUrl'
+    | 'rateLimitPerMinute'
+    | 'defaultMonthlyQuota'
+    | 'smtpUrl'
+    | 'smtpFrom'
   > &
     CatalogConfig;
   throttle?: ThrottlePolicies;
   /** Password hashing behind its bounded queue (default: scrypt, DEFAULT_PASSWORD_QUEUE). */
   passwords?: PasswordHasher;
   assetsDir?: string;
+  /** The clock TOTP codes are checked against (default Date.now; tests drive it). */
+  clock?: () => number;
 }
 
 /** Registers the refusal counter always (so usage has history), and the console when enabled. */
@@ -88,8 +100,11 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
     defaultMonthlyQuota: config.defaultMonthlyQuota,
     publicBaseUrl: config.publicBaseUrl,
+    mailer: config.smtpUrl !== undefined && config.smtpFrom !== undefined ? createSmtpMailer({ url: config.smtpUrl, from: config.smtpFrom }) : undefined,
+    now: options.clock ?? Date.now,
   };
 
+  app.addHook('onClose', async () => ctx.mailer?.close());
   await app.register(cookie);
   // Which cookies this request uses: `__Host-` ones when Secure (session-auth.ts).
   app.addHook('onRequest', consoleCookiesHook(ctx.secureCookies));
@@ -107,7 +122,10 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Pro
   // The one error handler, with the console's translation: its code reaches metrics and logs.
   app.setErrorHandler(errorHandler(consoleApiError));
 
+  // Members of an organisation that requires a second factor, and who have none, are refused its routes.
+  app.addHook('preHandler', orgMfaGate(ctx, CONSOLE_API_PREFIX));
   await app.register(authRoutes(ctx), { prefix: '/api/v1' });
+  await app.register(mfaRoutes(ctx), { prefix: '/api/v1' });
   await app.register(orgRoutes(ctx), { prefix: '/api/v1' });
   await app.register(invitationRoutes(ctx), { prefix: '/api/v1' });
   await app.register(webRoutes, { assetsDir: options.assetsDir ?? DEFAULT_ASSETS_DIR });

@@ -27,9 +27,10 @@ export const AUDIT_ACTIONS = [
   'key.create', 'key.update', 'key.suspend', 'key.resume', 'key.revoke',
   'member.add', 'member.role_change', 'member.remove',
   'invitation.create', 'invitation.accept', 'invitation.revoke',
-  'org.create', 'org.suspend', 'org.resume', 'org.balance',
+  'org.create', 'org.suspend', 'org.resume', 'org.balance', 'org.mfa_requirement',
   'access.forbidden_role',
   'user.create', 'user.password_change', 'user.password_change_failed', 'user.password_reset',
+  'user.mfa_enroll', 'user.mfa_disable', 'user.mfa_recovery_code_used', 'session.mfa_failed', 'session.mfa_verify',
   'session.login', 'session.login_failed', 'session.login_throttled', 'session.logout', 'session.revoke', 'session.refresh_reused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -49,10 +49,23 @@ function pending<T extends Knex.QueryBuilder>(q: T, db: Knex, alias = ''): T {
  * revoked (the newest link is the one that works). Refuses (ConflictError) an e-mail that
  * is already a member here: the members list shows that anyway. Says nothing about
  * whether the e-mail has an account elsewhere.
+ *
+ * `deliver` runs last inside the transaction (the invitation e-mail): when it throws, nothing
+ * is kept, neither the invitation nor its audit entry, and an earlier link still works.
+ * `delivery` is recorded in the audit entry.
  */
 export async function createInvitation(
   db: Knex,
-  input: { orgId: string; email: string; role: Role; inviter: Actor; ip?: string | null; ttlSeconds?: number },
+  input: {
+    orgId: string;
+    email: string;
+    role: Role;
+    inviter: Actor;
+    ip?: string | null;
+    ttlSeconds?: number;
+    delivery?: 'email' | 'link';
+    deliver?: (invitation: Invitation, token: string) => Promise<void>;
+  },
 ): Promise<{ invitation: Invitation; token: string }> {
   const email = normaliseEmail(input.email);
   const problem = emailProblem(email);
@@ -83,9 +96,10 @@ export async function createInvitation(
       actor: input.inviter,
       action: 'invitation.create',
       target: { type: 'invitation', id: invitation.id, name: email },
-      details: { role: input.role, expires_at: expires.toISOString(), ...(replaced > 0 ? { replaced } : {}) },
+      details: { role: input.role, expires_at: expires.toISOString(), ...(replaced > 0 ? { replaced } : {}), ...(input.delivery ? { delivery: input.delivery } : {}) },
       ip: input.ip,
     });
+    await input.deliver?.(invitation, token);
     return { invitation, token };
   });
 }

@@ -15,12 +15,13 @@ import { REJECTION_REASONS, type ErrorCode } from '../../src/api/errors.js';
 import { PasswordHasher, SCRYPT_WORK, type PasswordWork } from '../../src/console/passwords.js';
 import { buildApp, createServices, type Services } from '../../src/app.js';
 import { CONSOLE_ERRORS } from '../../src/console/context.js';
+import { totpCode } from '../../src/console/totp.js';
 import { createDb } from '../../src/store/db.js';
 import { migrateLatest } from '../../src/store/migrate.js';
 import { createOrg } from '../../src/store/orgs.js';
 import { testConfig } from '../helpers/app.js';
 import { capturedLogger } from '../helpers/log-capture.js';
-import { agePastGrace, API, consoleUser, login } from '../helpers/console.js';
+import { agePastGrace, API, consoleUser, login, PASSWORD } from '../helpers/console.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
 const { logger, lines } = capturedLogger('info');
@@ -128,6 +129,18 @@ test('every console refusal is counted by reason and logged with its error_code,
   assert.equal(rotated.statusCode, 200, rotated.body);
   await agePastGrace(db, spent); // presented again within its grace it would get the same pair
   await expectRefusal('REFRESH_REUSED', { method: 'POST', url: `${API}/auth/refresh`, payload: { refresh_token: spent } });
+
+  // The second factor: a wrong code, a stale check before creating a key, an organisation that requires it.
+  const owner = await consoleUser(db, 'mfa-owner@example.com', [{ orgId, role: 'owner' }]);
+  const ownerAuth = { authorization: `Bearer ${(await login(app, owner.email)).access_token}` };
+  const { secret } = JSON.parse((await app.inject({ method: 'POST', url: `${API}/me/mfa/totp`, headers: ownerAuth, payload: { password: PASSWORD } })).body) as { secret: string };
+  const confirmed = await app.inject({ method: 'POST', url: `${API}/me/mfa/totp/confirm`, headers: ownerAuth, payload: { code: totpCode(secret, Date.now()) } });
+  assert.equal(confirmed.statusCode, 200, confirmed.body);
+  await expectRefusal('INVALID_MFA_CODE', { method: 'POST', url: `${API}/me/mfa/verify`, headers: ownerAuth, payload: { code: totpCode(secret, Date.now() - 600_000) } });
+  await db('console_sessions').where({ user_id: owner.id }).update({ mfa_verified_at: db.raw(`now() - interval '1 hour'`) });
+  await expectRefusal('MFA_CHECK_REQUIRED', { method: 'POST', url: `${API}/orgs/${orgId}/keys`, headers: ownerAuth, payload: { name: 'unchecked', classes: ['*'] } });
+  assert.equal((await app.inject({ method: 'PUT', url: `${API}/orgs/${orgId}/mfa`, headers: ownerAuth, payload: { required: true } })).statusCode, 200);
+  await expectRefusal('MFA_ENROLLMENT_REQUIRED', { method: 'GET', url: `${API}/orgs/${orgId}/keys`, headers: { authorization: `Bearer ${(await login(app, viewer.email)).access_token}` } });
 
   // The only hashing slot held by one sign-in: the next is turned away at once.
   let release!: () => void;

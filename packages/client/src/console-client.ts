@@ -52,6 +52,24 @@ export class NotLoggedInError extends Error {
   }
 }
 
+/**
+ * The account has two-factor authentication: the password was right, a code is still needed.
+ * Finish with `client.completeMfa(err.mfaToken, code)` within `expiresInSeconds`, or pass
+ * `{ mfaCode }` to `login` to be asked for the code instead of getting this error.
+ */
+export class MfaRequiredError extends Error {
+  constructor(
+    readonly mfaToken: string,
+    readonly expiresInSeconds: number,
+  ) {
+    super('this account has two-factor authentication: a code from the authenticator app (or a recovery code) is needed');
+    this.name = 'MfaRequiredError';
+  }
+}
+
+/** Asked for the authenticator app's 6-digit code (or a recovery code) when the account has two-factor authentication. */
+export type MfaCodeProvider = () => string | Promise<string>;
+
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 export type KeyStatus = 'active' | 'suspended' | 'revoked';
 
@@ -162,9 +180,26 @@ export class ConsoleClient {
     return tokens;
   }
 
-  /** Never retried: a repeated login counts against the login throttle. */
-  async login(email: string, password: string): Promise<User | undefined> {
+  /**
+   * Never retried: a repeated login counts against the login throttle. For an account with
+   * two-factor authentication, `mfaCode` is asked for the code; without it, MfaRequiredError.
+   */
+  async login(email: string, password: string, options: { mfaCode?: MfaCodeProvider } = {}): Promise<User | undefined> {
     const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/login`, body: { email, password }, retry: 'never' });
+    const answer = (await readJson(res)) as TokenAnswer & { mfa_required?: boolean; mfa_token?: string; mfa_expires_in?: number };
+    if (answer?.mfa_required === true && typeof answer.mfa_token === 'string') {
+      if (!options.mfaCode) throw new MfaRequiredError(answer.mfa_token, answer.mfa_expires_in ?? 300);
+      return this.completeMfa(answer.mfa_token, await options.mfaCode());
+    }
+    await this.store.save(tokensFrom(answer, this.origin));
+    return answer.user;
+  }
+
+  /** The second step of a sign-in: a 6-digit code, or a recovery code (anything else than digits). Never retried. */
+  async completeMfa(mfaToken: string, code: string): Promise<User | undefined> {
+    const typed = code.trim();
+    const second = /^[\d\s]+$/.test(typed) ? { code: typed } : { recovery_code: typed };
+    const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/mfa`, body: { mfa_token: mfaToken, ...second }, retry: 'never' });
     const answer = (await readJson(res)) as TokenAnswer;
     await this.store.save(tokensFrom(answer, this.origin));
     return answer.user;

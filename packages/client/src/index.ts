@@ -3,6 +3,8 @@ export {
   ConsoleClient,
   MemoryTokenStore,
   NotLoggedInError,
+  MfaRequiredError,
+  type MfaCodeProvider,
   type ConsoleClientOptions,
   type TokenStore,
   type Tokens,

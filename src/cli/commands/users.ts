@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../config.js';
 import { audited, CLI_ACTOR, type AuditEntry } from '../../store/audit.js';
+import { removeTotp } from '../../store/mfa.js';
 import { hashPassword, passwordProblem } from '../../console/passwords.js';
 import { resolveOrg } from '../../store/orgs.js';
 import { createInvitation } from '../../store/invitations.js';
@@ -70,6 +71,22 @@ export async function usersSetPassword(db: Knex, email: string, password: () => 
     () => ({ userId: user.id, actor: CLI_ACTOR, action: 'user.password_reset', target: { type: 'user', id: user.id, name: user.email }, details: { sessions_ended: true } }),
   );
   return { user: { id: user.id, email: user.email } };
+}
+
+/**
+ * An operator removes a user's second factor (a lost device and no recovery code left): TOTP
+ * and recovery codes go, the user signs in with the password alone and can set it up again.
+ * Audited as the CLI, with the change.
+ */
+export async function usersResetMfa(db: Knex, email: string): Promise<{ user: { id: string; email: string }; removed: boolean }> {
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new Error(`no user with e-mail "${email}"`);
+  const removed = await audited(
+    db,
+    (trx) => removeTotp(trx, user.id),
+    (done) => (done ? { userId: user.id, actor: CLI_ACTOR, action: 'user.mfa_disable', target: { type: 'user', id: user.id, name: user.email }, details: { method: 'operator_reset' } } : null),
+  );
+  return { user: { id: user.id, email: user.email }, removed };
 }
 
 export interface UserInvited {
@@ -161,6 +178,16 @@ export function register(program: Command): void {
     .action((o: { email: string; passwordStdin?: boolean; json?: boolean }) =>
       withDatabase(loadConfig(), (db) => usersSetPassword(db, o.email, () => askPassword(Boolean(o.passwordStdin)))).then((r) =>
         emit(stdoutOutput(Boolean(o.json)), r, () => `password of ${r.user.email} set; their sessions are signed out`),
+      ),
+    );
+  users
+    .command('reset-mfa')
+    .description("Remove a user's two-factor authentication (lost device, no recovery code left); they sign in with the password and can set it up again")
+    .requiredOption('--email <email>', 'e-mail address')
+    .option('--json', 'print JSON')
+    .action((o: { email: string; json?: boolean }) =>
+      withDatabase(loadConfig(), (db) => usersResetMfa(db, o.email)).then((r) =>
+        emit(stdoutOutput(Boolean(o.json)), r, () => (r.removed ? `two-factor authentication of ${r.user.email} removed` : `${r.user.email} had no two-factor authentication`)),
       ),
     );
 }

@@ -13,6 +13,7 @@ import * as m0500 from './0500_admission.js';
 import * as m0600 from './0600_invitations.js';
 import * as m0700 from './0700_audit_security.js';
 import * as m0800 from './0800_session_grace.js';
+import * as m0900 from './0900_totp.js';
 
 export interface Migration {
   name: string;
@@ -30,4 +31,5 @@ export const migrations: Migration[] = [
   { name: '0600_invitations', ...m0600 },
   { name: '0700_audit_security', ...m0700 },
   { name: '0800_session_grace', ...m0800 },
+  { name: '0900_totp', ...m0900 },
 ];

@@ -98,8 +98,21 @@ export async function currentUser(): Promise<Me | null> {
   return res.ok ? ((await res.json()) as Me) : null;
 }
 
-export async function login(email: string, password: string): Promise<void> {
-  await parse(await raw('POST', '/auth/login', { email, password }, { 'x-console-session': 'cookie' }));
+/** Signs in; for an account with two-factor authentication, answers the challenge token for `completeMfa` (no session yet). */
+export async function login(email: string, password: string): Promise<{ mfaToken?: string }> {
+  const answer = await parse<{ mfa_required?: boolean; mfa_token?: string }>(await raw('POST', '/auth/login', { email, password }, { 'x-console-session': 'cookie' }));
+  return answer.mfa_required === true && typeof answer.mfa_token === 'string' ? { mfaToken: answer.mfa_token } : {};
+}
+
+/** A 6-digit code from the authenticator app, or else a recovery code, as the API's body fields. */
+export function secondFactor(typed: string): { code: string } | { recovery_code: string } {
+  const t = typed.trim();
+  return /^[\d\s]+$/.test(t) ? { code: t.replace(/\s/g, '') } : { recovery_code: t };
+}
+
+/** The second step of a sign-in with two-factor authentication: the session cookies are set by the answer. */
+export async function completeMfa(mfaToken: string, typed: string): Promise<void> {
+  await parse(await raw('POST', '/auth/mfa', { mfa_token: mfaToken, ...secondFactor(typed) }, { 'x-console-session': 'cookie' }));
 }
 
 export async function logout(): Promise<void> {

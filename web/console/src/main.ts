@@ -3,7 +3,7 @@
  * API. No framework: the DOM helper builds elements, text is never parsed as HTML.
  */
 import {
-  api, ApiFailure, BASE, currentUser, login, logout, publicCall, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type RequestRow, type Role, type Usage,
+  api, ApiFailure, BASE, completeMfa, currentUser, login, logout, publicCall, secondFactor, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type RequestRow, type Role, type Usage,
 } from './api.js';
 import { annotatedImage, gauge, legend, stackedDays } from './charts.js';
 import { clear, fmtDate, fmtNum, h } from './dom.js';
@@ -87,7 +87,11 @@ function loginPage(): HTMLElement {
         e.preventDefault();
         clear(msg);
         try {
-          await login(email.value, password.value);
+          const { mfaToken } = await login(email.value, password.value);
+          if (mfaToken !== undefined) {
+            form.replaceWith(mfaStep(mfaToken));
+            return;
+          }
           me = null;
           go('#/');
         } catch (err) {
@@ -102,6 +106,74 @@ function loginPage(): HTMLElement {
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
   );
   return h('div', { class: 'center' }, form);
+}
+
+/** The second step of a sign-in with two-factor authentication: the code (or a recovery code). */
+function mfaStep(mfaToken: string): HTMLElement {
+  const code = h('input', { name: 'code', autocomplete: 'one-time-code', inputmode: 'text', required: true, maxlength: 40 });
+  const msg = h('div');
+  return h(
+    'form',
+    {
+      class: 'card login',
+      id: 'mfa-step',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        clear(msg);
+        try {
+          await completeMfa(mfaToken, code.value);
+          me = null;
+          go('#/');
+        } catch (err) {
+          msg.append(errorBox(err));
+        }
+      },
+    },
+    h('h1', {}, 'Two-factor authentication'),
+    h('p', { class: 'muted' }, 'Enter the 6-digit code of your authenticator app, or one of your recovery codes.'),
+    h('label', {}, 'Code', code),
+    msg,
+    h('button', { type: 'submit', class: 'primary' }, 'Verify'),
+    h('p', {}, h('a', { href: '#/login', onclick: () => location.reload() }, 'Start over')),
+  );
+}
+
+/** Asks for a current code in a modal dialog; null when cancelled. */
+function askCode(reason: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const code = h('input', { name: 'code', autocomplete: 'one-time-code', required: true, maxlength: 40 });
+    const dialog = h('dialog', { id: 'mfa-recheck', class: 'card' });
+    const done = (value: string | null) => {
+      dialog.close();
+      dialog.remove();
+      resolve(value);
+    };
+    dialog.append(
+      h('form', { class: 'form', onsubmit: (e: Event) => { e.preventDefault(); done(code.value); } },
+        h('h2', {}, 'Confirm it is you'),
+        h('p', { class: 'muted' }, reason),
+        h('label', {}, 'Code from your authenticator app (or a recovery code)', code),
+        h('button', { type: 'submit', class: 'primary' }, 'Confirm'), ' ',
+        h('button', { type: 'button', onclick: () => done(null) }, 'Cancel'),
+      ),
+    );
+    document.body.append(dialog);
+    dialog.showModal();
+    code.focus();
+  });
+}
+
+/** Runs `call`; when the server wants a fresh second-factor check (MFA_CHECK_REQUIRED), asks for a code, checks it and runs `call` once more. */
+async function withFreshMfa<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof ApiFailure && err.code === 'MFA_CHECK_REQUIRED')) throw err;
+    const typed = await askCode('Creating a key needs a code from your authenticator app (asked at most every 10 minutes).');
+    if (typed === null) throw err;
+    await api('POST', '/me/mfa/verify', secondFactor(typed));
+    return call();
+  }
 }
 
 // ---------------------------------------------------------------- accepting an invitation (no session needed)
@@ -239,7 +311,7 @@ async function keysPage(org: string): Promise<HTMLElement> {
     top.append(
       h('h2', {}, 'Create a key'),
       keyForm({}, 'Create key', async (body) => {
-        const r = await api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, body);
+        const r = await withFreshMfa(() => api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, body));
         flash = (p) => secretPanel(r.secret, r.key, h('button', { onclick: () => clear(p.top) }, 'Done'));
         go(`#/o/${encodeURIComponent(org)}/keys?created=${r.key.id}`);
       }),
@@ -248,14 +320,14 @@ async function keysPage(org: string): Promise<HTMLElement> {
 
   const rotate = async (k: Key) => {
     // The spec's rotation: create the successor with the same settings, then revoke the old key once the client uses the new one.
-    const r = await api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, {
+    const r = await withFreshMfa(() => api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, {
       name: `${k.name} (rotated ${new Date().toISOString().slice(0, 10)})`,
       description: k.description,
       classes: k.classes,
       monthly_quota: k.monthly_quota,
       rate_limit_per_minute: k.rate_limit_is_default ? null : k.rate_limit_per_minute,
       expires_at: k.expires_at,
-    });
+    }));
     flash = (p) => secretPanel(r.secret, r.key, h('p', {}, 'Step 2: once your clients use the new key, revoke the old one. ', h('button', { class: 'danger', onclick: () => p.revoke(k.id) }, `Revoke "${k.name}"`)));
     go(`#/o/${encodeURIComponent(org)}/keys?rotated=${r.key.id}`);
   };
@@ -509,8 +581,12 @@ async function membersPage(org: string): Promise<HTMLElement> {
             e.preventDefault();
             clear(msg);
             try {
-              const r = await api<{ invitation: Invitation; invitation_url: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
-              memberNotice = invitationPanel(r.invitation, r.invitation_url);
+              const r = await api<{ invitation: Invitation; delivered: 'email' | 'link'; invitation_url?: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
+              // With SMTP the link went to the invitee only; without it, it is shown here once.
+              memberNotice = r.delivered === 'email' || r.invitation_url === undefined
+                ? h('div', { class: 'card', id: 'invitation-emailed' },
+                    h('p', { class: 'alert ok' }, `Invitation e-mailed to ${r.invitation.email} (${r.invitation.role}). The link in it works once and expires ${fmtDate(r.invitation.expires_at)}.`))
+                : invitationPanel(r.invitation, r.invitation_url);
               go(`#/o/${o}/members?invited=${Date.now()}`);
             } catch (err) {
               msg.append(errorBox(err));
@@ -624,8 +700,33 @@ async function auditPage(org: string): Promise<HTMLElement> {
   );
 }
 
+/** Owners require (or stop requiring) two-factor authentication of every member. */
+function mfaRequirement(org: string, required: boolean, role: Role): HTMLElement {
+  const msg = h('div');
+  const toggle = h('input', { type: 'checkbox', name: 'mfa_required', checked: required, disabled: role !== 'owner' });
+  toggle.addEventListener('change', async () => {
+    clear(msg);
+    try {
+      await api('PUT', `/orgs/${encodeURIComponent(org)}/mfa`, { required: toggle.checked });
+      msg.append(h('p', { class: 'alert ok' }, toggle.checked ? 'Every member now needs two-factor authentication.' : 'Two-factor authentication is no longer required.'));
+    } catch (err) {
+      toggle.checked = !toggle.checked;
+      msg.append(errorBox(err));
+    }
+  });
+  return h('div', { class: 'card', id: 'mfa-requirement' },
+    h('h2', {}, 'Two-factor authentication'),
+    h('label', {}, toggle, ' Require two-factor authentication of every member'),
+    h('p', { class: 'muted' }, role === 'owner' ? 'Members without it are refused this organisation until they set it up on their Account page. Turn it on for your own account first.' : 'Only owners change this.'),
+    msg,
+  );
+}
+
 async function settingsPage(org: string): Promise<HTMLElement> {
-  const o = await api<{ id: string; name: string; status: string; balance: number | null; created_at: string; role: Role }>('GET', `/orgs/${encodeURIComponent(org)}`);
+  const [o, { mfa_required }] = await Promise.all([
+    api<{ id: string; name: string; status: string; balance: number | null; created_at: string; role: Role }>('GET', `/orgs/${encodeURIComponent(org)}`),
+    api<{ mfa_required: boolean }>('GET', `/orgs/${encodeURIComponent(org)}/mfa`),
+  ]);
   return h(
     'div',
     {},
@@ -639,13 +740,91 @@ async function settingsPage(org: string): Promise<HTMLElement> {
       h('dt', {}, 'Your role'), h('dd', {}, o.role),
     ),
     h('p', { class: 'muted' }, 'Name, status and balance are changed by the service operators (the recog CLI), not here.'),
+    mfaRequirement(o.name, mfa_required, o.role),
   );
 }
 
+/** The Account page's two-factor section: set up (secret, confirm, recovery codes shown once) or turn off. */
+function twoFactorCard(status: { totp: 'none' | 'pending' | 'active'; recovery_codes_left: number }): HTMLElement {
+  const card = h('div', { class: 'card form', id: 'two-factor' });
+  const msg = h('div');
+  const reload = () => go(`#/account?t=${Date.now()}`);
+  const fail = (err: unknown) => {
+    clear(msg);
+    msg.append(errorBox(err));
+  };
+  if (status.totp === 'active') {
+    const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+    const code = h('input', { name: 'code', autocomplete: 'one-time-code', required: true, maxlength: 40 });
+    card.append(
+      h('h2', {}, 'Two-factor authentication'),
+      h('p', {}, h('span', { class: 'badge active' }, 'on'), ` ${status.recovery_codes_left} recovery codes left.`),
+      h('form', { onsubmit: async (e: Event) => {
+        e.preventDefault();
+        try {
+          await api('POST', '/me/mfa/totp/disable', { password: password.value, ...secondFactor(code.value) });
+          reload();
+        } catch (err) {
+          fail(err);
+        }
+      } },
+        h('label', {}, 'Password', password),
+        h('label', {}, 'Current code (or a recovery code)', code),
+        msg,
+        h('button', { type: 'submit', class: 'danger' }, 'Turn off two-factor authentication'),
+      ),
+    );
+    return card;
+  }
+  const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+  const start = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const { secret, otpauth_uri } = await api<{ secret: string; otpauth_uri: string }>('POST', '/me/mfa/totp', { password: password.value });
+      const code = h('input', { name: 'code', autocomplete: 'one-time-code', inputmode: 'numeric', required: true, maxlength: 10 });
+      clear(card);
+      card.append(
+        h('h2', {}, 'Set up two-factor authentication'),
+        h('p', {}, 'Add this account to your authenticator app: open the link on the device that has the app, or type the key.'),
+        h('p', {}, h('a', { href: otpauth_uri, id: 'otpauth-uri' }, 'otpauth link')),
+        h('p', {}, 'Key: ', h('code', { id: 'totp-secret' }, secret.replace(/(.{4})/g, '$1 ').trim())),
+        h('form', { onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            const { recovery_codes } = await api<{ recovery_codes: string[] }>('POST', '/me/mfa/totp/confirm', { code: code.value.replace(/\s/g, '') });
+            clear(card);
+            card.append(
+              h('h2', {}, 'Two-factor authentication is on'),
+              h('p', { class: 'alert warn' }, 'Save these recovery codes now: they are shown only once. Each works once, when you have no access to your authenticator app.'),
+              h('ul', { id: 'recovery-codes' }, recovery_codes.map((c) => h('li', {}, h('code', {}, c)))),
+              h('button', { onclick: reload }, 'I saved them'),
+            );
+          } catch (err) {
+            fail(err);
+          }
+        } }, h('label', {}, 'Code from the app', code), msg, h('button', { type: 'submit', class: 'primary' }, 'Confirm')),
+      );
+    } catch (err) {
+      fail(err);
+    }
+  };
+  card.append(
+    h('h2', {}, 'Two-factor authentication'),
+    h('p', { class: 'muted' }, 'Off. With it on, signing in and creating keys also ask for a code from an authenticator app.'),
+    h('form', { onsubmit: start },
+      h('label', {}, 'Password', password),
+      msg,
+      h('button', { type: 'submit', class: 'primary', id: 'mfa-start' }, 'Set up two-factor authentication'),
+    ),
+  );
+  return card;
+}
+
 async function accountPage(): Promise<HTMLElement> {
-  const [{ sessions }, { entries: security }] = await Promise.all([
+  const [{ sessions }, { entries: security }, mfa] = await Promise.all([
     api<{ sessions: Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip: string | null; current: boolean }> }>('GET', '/sessions'),
     api<{ entries: AuditEntryView[] }>('GET', '/me/audit?limit=20'),
+    api<{ totp: 'none' | 'pending' | 'active'; recovery_codes_left: number }>('GET', '/me/mfa'),
   ]);
   const current = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
@@ -657,6 +836,7 @@ async function accountPage(): Promise<HTMLElement> {
     {},
     h('h1', {}, 'Your account'),
     notice,
+    twoFactorCard(mfa),
     h('div', { class: 'card' },
       h('h2', {}, 'Sessions'),
       h('table', {},

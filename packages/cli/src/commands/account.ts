@@ -69,7 +69,8 @@ export function registerAccount(program: Command, ctx: () => Context): void {
       const password = opts.passwordStdin ? (await readStdin()).replace(/\r?\n$/, '') : await askHidden('Password: ');
       if (!email || !password) throw new UsageError('an e-mail and a password are needed');
       const client = await c.console();
-      const user = await client.login(email, password);
+      // An account with two-factor authentication: asked for the code after the password.
+      const user = await client.login(email, password, { mfaCode: () => ask('Authentication code (or a recovery code): ') });
       if (c.json) printJson({ logged_in: true, user, base_url: client.baseUrl, profile: c.settings.profile });
       else process.stdout.write(`Logged in to ${client.baseUrl} as ${user?.email ?? email} (profile ${c.settings.profile}).\n`);
     });
