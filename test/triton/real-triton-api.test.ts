@@ -66,9 +66,15 @@ describe('API with TRITON_URL → real Triton (PyTriton, python backend, ONNX Ru
 
   test('the API runs on real Triton and is ready', async () => {
     assert.equal(api.services.backend.kind, 'triton');
-    const ready = await api.app.inject({ method: 'GET', url: '/readyz' });
-    assert.equal(ready.statusCode, 200, ready.body);
-    assert.equal(json<{ checks: Record<string, string> }>(ready).checks.inference, 'ok');
+    // With TRITON_URL the backend starts in the background (the API listens at once), so
+    // /readyz turns 200 once it has read the model from Triton: waited for, not read once.
+    let last = '';
+    const ready = await eventually(async () => {
+      const res = await api.app.inject({ method: 'GET', url: '/readyz' });
+      last = `${res.statusCode} ${res.body}`;
+      return res.statusCode === 200 && json<{ checks: Record<string, string> }>(res).checks.inference === 'ok';
+    }, 30_000);
+    assert.ok(ready, `the API on Triton never became ready: ${last}`);
   });
 
   test('every fixture: the same CVResult detections as the embedded backend', async () => {
