@@ -48,6 +48,7 @@ export const ERROR_CATALOGUE = {
   CSRF_FAILED: { status: 403, error: 'Forbidden', message: 'Missing or wrong CSRF token (x-csrf-token header)' },
   MFA_ENROLLMENT_REQUIRED: { status: 403, error: 'Forbidden', message: 'This organisation requires two-factor authentication: set it up on your Account page first' },
   MFA_CHECK_REQUIRED: { status: 403, error: 'Forbidden', message: 'Confirm with a current authentication code first (POST /me/mfa/verify)' },
+  PASSWORD_CHANGE_REQUIRED: { status: 403, error: 'Forbidden', message: 'Your password was set by an operator: choose a new one first (POST /me/password)' },
   INVALID_IMAGE_SIGNATURE: { status: 403, error: 'forbidden', message: 'The image link is invalid or has expired' },
   // 404
   REQUEST_NOT_FOUND: { status: 404, error: 'request_not_found', message: 'Request not found' },
@@ -151,6 +152,7 @@ export const REJECTION_REASONS: Partial<Record<ErrorCode, RejectionReason>> = {
   INVALID_MFA_CODE: 'auth',
   MFA_ENROLLMENT_REQUIRED: 'auth',
   MFA_CHECK_REQUIRED: 'auth',
+  PASSWORD_CHANGE_REQUIRED: 'auth',
   LOGIN_THROTTLED: 'rate_limit',
   VALIDATION_FAILED: 'validation',
   // Backpressure: the decode/inference queue full, or one address over its in-flight cap.

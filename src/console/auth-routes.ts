@@ -55,6 +55,8 @@ export function authRoutes(ctx: ConsoleContext) {
   return async function register(app: FastifyInstance): Promise<void> {
     const { db } = ctx;
     const session = requireSession(db);
+    /** GET /me and POST /me/password stay open to a session whose password must change (an operator set it). */
+    const passwordSession = requireSession(db, { whilePasswordMustChange: true });
 
     /** `freshCsrf`: a new CSRF secret at sign-in (never one planted before it); kept across refreshes. */
     function setCookies(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, freshCsrf: boolean): void {
@@ -250,21 +252,34 @@ export function authRoutes(ctx: ConsoleContext) {
       },
     );
 
-    app.get('/me', { onRequest: session, schema: { tags: [TAG], summary: 'The signed-in user and their organisations', security: SECURITY } }, async (request) => {
-      const u = userOf(request);
-      const memberships = await membershipsOf(db, u.id);
-      return { user: { id: u.id, email: u.email }, memberships };
-    });
+    app.get(
+      '/me',
+      {
+        onRequest: passwordSession,
+        schema: {
+          tags: [TAG],
+          summary: 'The signed-in user and their organisations',
+          description:
+            '`password_must_change: true`: the password was set by an operator; every other route answers 403 PASSWORD_CHANGE_REQUIRED until it is changed (POST /me/password).',
+          security: SECURITY,
+        },
+      },
+      async (request) => {
+        const u = userOf(request);
+        const memberships = await membershipsOf(db, u.id);
+        return { user: { id: u.id, email: u.email }, memberships, password_must_change: u.passwordMustChange };
+      },
+    );
 
     app.post(
       '/me/password',
       {
-        onRequest: session,
+        onRequest: passwordSession,
         schema: {
           tags: [TAG],
           summary: 'Change your password: every session ends, this client gets a new one',
           description:
-            'In one transaction with the change, every session of the user is revoked (this one included) and a new session is started for the caller, answered like a sign-in (cookies for a browser session). Sessions signed in before the change are refused from then on.',
+            'In one transaction with the change, every session of the user is revoked (this one included), a temporary password (`password_must_change`) stops being one, and a new session is started for the caller, answered like a sign-in (cookies for a browser session). Sessions signed in before the change are refused from then on.',
           body: PasswordBody,
           security: SECURITY,
         },

@@ -55,6 +55,8 @@ export interface ConsoleUser {
   email: string;
   sessionId: string;
   via: 'bearer' | 'cookie';
+  /** The password is temporary (set by an operator): only the routes that change it are open. */
+  passwordMustChange: boolean;
 }
 
 declare module 'fastify' {
@@ -109,23 +111,33 @@ export function usesCookies(request: FastifyRequest): boolean {
   return bearerToken(request) === undefined && (request.cookies[access.name] !== undefined || request.cookies[refresh.name] !== undefined);
 }
 
-/** onRequest hook of every authenticated console route. */
-export function requireSession(db: Knex) {
+/**
+ * onRequest hook of every authenticated console route. A user whose password is temporary
+ * (`password_must_change`, set by an operator) is refused everywhere with
+ * PASSWORD_CHANGE_REQUIRED, except on the routes that pass `{ whilePasswordMustChange: true }`
+ * (GET /me and POST /me/password; signing out does not use this hook). Checked here, with
+ * the user the session already loads, so no route can forget it.
+ */
+export function requireSession(db: Knex, options: { whilePasswordMustChange?: boolean } = {}) {
   return async function sessionHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const found = await presentedSession(db, request);
     if (found === 'none') throw new ApiError('UNAUTHENTICATED');
     if (found === 'invalid') throw new ApiError('UNAUTHENTICATED', 'The access token is invalid or has expired; refresh it or sign in again');
+    if (found.passwordMustChange && !options.whilePasswordMustChange) throw new ApiError('PASSWORD_CHANGE_REQUIRED');
     request.consoleUser = found;
   };
 }
 
 /**
  * The signed-in user on a route that also works without a session (accepting an
- * invitation), or null. A cookie session on an unsafe method still needs the CSRF header.
+ * invitation), or null. A cookie session on an unsafe method still needs the CSRF header;
+ * a session whose password must change is refused (PASSWORD_CHANGE_REQUIRED) like everywhere.
  */
 export async function optionalSession(db: Knex, request: FastifyRequest): Promise<ConsoleUser | null> {
   const found = await presentedSession(db, request);
-  return typeof found === 'string' ? null : found;
+  if (typeof found === 'string') return null;
+  if (found.passwordMustChange) throw new ApiError('PASSWORD_CHANGE_REQUIRED');
+  return found;
 }
 
 async function presentedSession(db: Knex, request: FastifyRequest): Promise<ConsoleUser | 'none' | 'invalid'> {
@@ -138,7 +150,7 @@ async function presentedSession(db: Knex, request: FastifyRequest): Promise<Cons
   const session = await sessionForAccessToken(db, token);
   if (!session) return 'invalid';
   const user = await getUser(db, session.userId);
-  return { id: user.id, email: user.email, sessionId: session.sessionId, via };
+  return { id: user.id, email: user.email, sessionId: session.sessionId, via, passwordMustChange: user.password_must_change };
 }
 
 export function userOf(request: FastifyRequest): ConsoleUser {

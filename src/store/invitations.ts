@@ -164,7 +164,7 @@ export async function acceptInvitation(
       const existing = await trx('users').whereRaw('lower(email) = lower(?)', [inv.email]).first<{ id: string } | undefined>('id');
       if (existing) throw new ConflictError(`an account for ${inv.email} exists; sign in as it to accept`);
       try {
-        [user] = await trx('users').insert({ email: inv.email, password_hash: as.newAccount.passwordHash }).returning<Array<{ id: string; email: string }>>(['id', 'email']);
+        [user] = await trx('users').insert({ email: inv.email, password_hash: as.newAccount.passwordHash, password_must_change: false }).returning<Array<{ id: string; email: string }>>(['id', 'email']);
       } catch (err) {
         if (isUniqueViolation(err)) throw new ConflictError(`an account for ${inv.email} exists; sign in as it to accept`);
         throw err;

@@ -131,7 +131,9 @@ async function insertSession(trx: Knex.Transaction, userId: string, ttl: Session
  * row lock of the update orders it against a concurrent sign-in (startSession). With
  * `newSession`, the caller (who just proved the current password) gets a fresh session,
  * created at the change, so it passes the `password_changed_at` check; every older one
- * is refused from now on even if a revocation were missed.
+ * is refused from now on even if a revocation were missed. The owner's own change
+ * (`password_changed`) clears `password_must_change`; an operator's reset
+ * (`password_reset`) sets it: that password is temporary.
  */
 export async function changePassword(
   db: Knex,
@@ -141,7 +143,7 @@ export async function changePassword(
   newSession?: { ttl: SessionTtls; client: { userAgent?: string; ip?: string } },
 ): Promise<TokenPair | null> {
   return db.transaction(async (trx) => {
-    const n = await trx('users').where({ id: userId }).update({ password_hash: passwordHash, password_changed_at: trx.fn.now() });
+    const n = await trx('users').where({ id: userId }).update({ password_hash: passwordHash, password_changed_at: trx.fn.now(), password_must_change: reason === 'password_reset' });
     if (n !== 1) throw new NotFoundError(`no user "${userId}"`);
     await revokeAllIn(trx, userId, reason);
     return newSession ? insertSession(trx, userId, newSession.ttl, newSession.client) : null;

@@ -12,6 +12,8 @@ export interface User {
   created_at: Date;
   /** Sessions created before it are refused (src/store/sessions.ts); a change is changePassword there. */
   password_changed_at: Date | null;
+  /** A temporary password (set by an operator): sessions are restricted to changing it (src/console/session-auth.ts). */
+  password_must_change: boolean;
 }
 
 export interface Membership {
@@ -36,12 +38,13 @@ export function emailProblem(email: string): string | null {
   return null;
 }
 
-export async function createUser(db: Knex, input: { email: string; passwordHash: string }): Promise<User> {
+/** `passwordMustChange`: the password was chosen by someone else (an operator), so it is temporary. */
+export async function createUser(db: Knex, input: { email: string; passwordHash: string; passwordMustChange?: boolean }): Promise<User> {
   const email = normaliseEmail(input.email);
   const problem = emailProblem(email);
   if (problem) throw new ConflictError(problem);
   try {
-    const [row] = (await db('users').insert({ email, password_hash: input.passwordHash }).returning('*')) as User[];
+    const [row] = (await db('users').insert({ email, password_hash: input.passwordHash, password_must_change: input.passwordMustChange ?? false }).returning('*')) as User[];
     return row;
   } catch (err) {
     if (isUniqueViolation(err)) throw new ConflictError(`a user with e-mail "${email}" already exists`);

@@ -253,7 +253,16 @@ describe('the server CLI', () => {
     const userRows = await rowsOf({ user_id: u.user.id });
     assert.deepEqual(userRows.map((r: { action: string; actor_email: string }) => `${r.action} by ${r.actor_email}`), ['user.create by recog CLI', 'user.password_reset by recog CLI']);
     // the console shows them to the organisation's admins, filterable by the CLI actor
-    const tokens = await login(t.app, 'cli-user@audit.example', 'another password for the cli');
+    // The operator's password is temporary: the user chooses their own first (the new session is in the answer).
+    const temporary = await login(t.app, 'cli-user@audit.example', 'another password for the cli');
+    const changed = await t.app.inject({
+      method: 'POST',
+      url: `${API}/me/password`,
+      headers: { authorization: `Bearer ${temporary.access_token}` },
+      payload: { current_password: 'another password for the cli', new_password: 'the admin chose this one' },
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const tokens = json<Tokens>(changed);
     const viaApi = json<{ entries: Entry[] }>(await call('GET', `/orgs/${o.id}/audit?actor=recog%20CLI&action=org.*`, tokens)).entries;
     assert.deepEqual(viaApi.map((e) => e.action), ['org.balance', 'org.resume', 'org.suspend', 'org.create']);
   });

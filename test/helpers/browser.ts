@@ -42,6 +42,8 @@ export async function startConsoleInBrowser(o: {
   env?: Record<string, string>;
   /** The host name the page is opened at (default 127.0.0.1). */
   host?: string;
+  /** Keep the owner's password temporary, as `recog users create` leaves it (default: already changed). */
+  temporaryPassword?: boolean;
 }): Promise<ConsoleInBrowser> {
   const assetsDir = await mkdtemp(path.join(os.tmpdir(), 'recog-console-web-'));
   let t: TestApp | undefined;
@@ -57,7 +59,10 @@ export async function startConsoleInBrowser(o: {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://${o.host ?? '127.0.0.1'}:${(t.app.server.address() as AddressInfo).port}`;
     const org = await createOrg(t.db, { name: 'acme', balance: o.balance });
-    await usersCreate(t.db, { email: o.owner, org: org.name, role: 'owner' }, async () => PASSWORD);
+    const owner = await usersCreate(t.db, { email: o.owner, org: org.name, role: 'owner' }, async () => PASSWORD);
+    // As if the owner had already replaced the operator's temporary password with their own
+    // (that first sign-in is test/console/browser-password-must-change.test.ts).
+    if (!o.temporaryPassword) await t.db('users').where({ id: owner.user.id }).update({ password_must_change: false });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     return { t, browser, base, close };
   } catch (err) {

@@ -142,6 +142,11 @@ test('every console refusal is counted by reason and logged with its error_code,
   assert.equal((await app.inject({ method: 'PUT', url: `${API}/orgs/${orgId}/mfa`, headers: ownerAuth, payload: { required: true } })).statusCode, 200);
   await expectRefusal('MFA_ENROLLMENT_REQUIRED', { method: 'GET', url: `${API}/orgs/${orgId}/keys`, headers: { authorization: `Bearer ${(await login(app, viewer.email)).access_token}` } });
 
+  // A password an operator set (`recog users create`/`set-password`) must be changed before anything else.
+  const temporary = await consoleUser(db, 'temporary@example.com', [{ orgId, role: 'member' }]);
+  await db('users').where({ id: temporary.id }).update({ password_must_change: true });
+  await expectRefusal('PASSWORD_CHANGE_REQUIRED', { method: 'GET', url: `${API}/orgs/${orgId}/keys`, headers: { authorization: `Bearer ${(await login(app, temporary.email)).access_token}` } });
+
   // The only hashing slot held by one sign-in: the next is turned away at once.
   let release!: () => void;
   let began!: () => void;

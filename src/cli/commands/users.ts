@@ -25,7 +25,11 @@ export interface UserCreated {
   created: boolean;
 }
 
-/** Creates the user (or finds the existing one) and makes them a member of the organisation; audited as the CLI, in one transaction. */
+/**
+ * Creates the user (or finds the existing one) and makes them a member of the organisation;
+ * audited as the CLI, in one transaction. A new account's password is temporary: it must be
+ * changed at the first sign-in.
+ */
 export async function usersCreate(db: Knex, o: { email: string; org: string; role: string }, password: () => Promise<string>): Promise<UserCreated> {
   if (!(ROLES as readonly string[]).includes(o.role)) throw new Error(`--role must be one of ${ROLES.join(', ')} (got "${o.role}")`);
   const org = await resolveOrg(db, o.org);
@@ -42,7 +46,7 @@ export async function usersCreate(db: Knex, o: { email: string; org: string; rol
   const user = await audited(
     db,
     async (trx) => {
-      const u = found ?? (await createUser(trx, { email: o.email, passwordHash: passwordHash as string }));
+      const u = found ?? (await createUser(trx, { email: o.email, passwordHash: passwordHash as string, passwordMustChange: true }));
       const existing = (await membershipsOf(trx, u.id)).find((m) => m.org.id === org.id);
       if (existing) throw new Error(`${u.email} is already ${existing.role} of "${org.name}"`);
       await addMember(trx, org.id, u.id, role);
@@ -56,7 +60,7 @@ export async function usersCreate(db: Knex, o: { email: string; org: string; rol
   return { user, org: { id: org.id, name: org.name }, role, created };
 }
 
-/** An operator sets a new password (a forgotten one); every session of the user ends. */
+/** An operator sets a new password (a forgotten one); every session of the user ends, and it must be changed at the next sign-in. */
 export async function usersSetPassword(db: Knex, email: string, password: () => Promise<string>): Promise<{ user: { id: string; email: string } }> {
   const user = await findUserByEmail(db, email);
   if (!user) throw new Error(`no user with e-mail "${email}"`);

@@ -14,6 +14,7 @@ import * as m0600 from './0600_invitations.js';
 import * as m0700 from './0700_audit_security.js';
 import * as m0800 from './0800_session_grace.js';
 import * as m0900 from './0900_totp.js';
+import * as m0950 from './0950_password_must_change.js';
 
 export interface Migration {
   name: string;
@@ -32,4 +33,5 @@ export const migrations: Migration[] = [
   { name: '0700_audit_security', ...m0700 },
   { name: '0800_session_grace', ...m0800 },
   { name: '0900_totp', ...m0900 },
+  { name: '0950_password_must_change', ...m0950 },
 ];

@@ -138,6 +138,8 @@ export interface Key {
 export interface Me {
   user: { id: string; email: string };
   memberships: Array<{ org: { id: string; name: string }; role: Role }>;
+  /** The password was set by an operator: nothing but changing it (and signing out) is allowed. */
+  password_must_change: boolean;
 }
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';

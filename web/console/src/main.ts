@@ -871,6 +871,46 @@ async function accountPage(): Promise<HTMLElement> {
   );
 }
 
+/**
+ * The only page while the password is temporary (set by an operator, `password_must_change`):
+ * every other route answers 403 PASSWORD_CHANGE_REQUIRED until a new one is chosen.
+ */
+function newPasswordPage(email: string): HTMLElement {
+  const current = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
+  const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
+  const again = h('input', { type: 'password', name: 'repeat', autocomplete: 'new-password', required: true, minlength: 12 });
+  const msg = h('div');
+  return h(
+    'div',
+    { class: 'center' },
+    h('form', {
+      class: 'card login',
+      id: 'new-password',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        clear(msg);
+        try {
+          if (next.value !== again.value) throw new Error('The two passwords differ');
+          // The answer starts a new session (new cookies) without the restriction.
+          await api('POST', '/me/password', { current_password: current.value, new_password: next.value });
+          me = null;
+          go('#/');
+        } catch (err) {
+          msg.append(errorBox(err));
+        }
+      },
+    },
+    h('h1', {}, 'Choose your new password'),
+    h('p', {}, `The password of ${email} was set by an administrator. Choose your own before you continue.`),
+    h('label', {}, 'Current (temporary) password', current),
+    h('label', {}, 'New password (12 characters or more)', next),
+    h('label', {}, 'Repeat it', again),
+    msg,
+    h('button', { type: 'submit', class: 'primary' }, 'Set password and continue'),
+    h('button', { type: 'button', class: 'link', onclick: async () => { await logout(); me = null; go('#/login'); } }, 'Sign out')),
+  );
+}
+
 // ---------------------------------------------------------------- router
 
 async function render(): Promise<void> {
@@ -893,6 +933,13 @@ async function render(): Promise<void> {
     me ??= await api<Me>('GET', '/me');
   } catch {
     go('#/login');
+    return;
+  }
+  if (me.password_must_change) {
+    clear(root);
+    root.append(newPasswordPage(me.user.email));
+    document.title = 'New password · Recognition console';
+    root.dataset.page = 'new-password';
     return;
   }
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
