@@ -5,7 +5,7 @@
  * and old hashes still verify. Comparison is constant-time.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { createRequire } from 'node:module';
 
 export const MIN_PASSWORD_LENGTH = 12;
 /** Long enough for any passphrase; bounds the work one request can ask for. */
@@ -32,15 +32,20 @@ const comparable = (s: string): string => s.normalize('NFC').toLowerCase();
 
 /**
  * The common-passwords list of zxcvbn-ts (@zxcvbn-ts/language-common, MIT: 49,233 passwords
- * from breach corpora, most common first), read once at start. Most are shorter than
- * MIN_PASSWORD_LENGTH; the longer ones (`qwerty123456`, `1qaz2wsx3edc`, `password1234`...)
- * are what this check adds, as ASVS 2.1.7 asks.
+ * from breach corpora, most common first). Most are shorter than MIN_PASSWORD_LENGTH; the
+ * longer ones (`qwerty123456`, `1qaz2wsx3edc`, `password1234`...) are what this check adds,
+ * as ASVS 2.1.7 asks. Loaded on first use, when a password is set: loading it costs about
+ * 30 ms, which every start of the API and of each `recog` command would pay otherwise.
  */
-const COMMON_PASSWORDS: ReadonlySet<string> = new Set(dictionary['passwords-common'].map(comparable));
+let commonPasswords: ReadonlySet<string> | undefined;
 
 /** True if the password is on the bundled common-passwords list, ignoring case. */
 export function isCommonPassword(password: string): boolean {
-  return COMMON_PASSWORDS.has(comparable(password));
+  if (commonPasswords === undefined) {
+    const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+    commonPasswords = new Set(dictionary['passwords-common'].map(comparable));
+  }
+  return commonPasswords.has(comparable(password));
 }
 
 /**
