@@ -85,6 +85,24 @@ export function authRoutes(ctx: ConsoleContext) {
       };
     }
 
+    /**
+     * The answer that hands over a new session: a browser (cookies) gets its tokens in
+     * cookies and none in the body; a program gets them in the body. Never cached.
+     */
+    function sessionAnswer(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, user: { id: string; email: string }, inCookies: boolean, freshCsrf: boolean) {
+      void reply.header('Cache-Control', 'no-store');
+      if (inCookies) setCookies(request, reply, pair, freshCsrf);
+      return tokenBody(pair, user, !inCookies);
+    }
+
+    /** The audit entry of a sign-in that started the session `sessionId`. */
+    function loginEntry(request: FastifyRequest, user: { id: string; email: string }, sessionId: string, extra: Record<string, unknown> = {}) {
+      const who = { id: user.id, email: user.email };
+      return securityEntry(request, user.id, who, 'session.login', { type: 'session', id: sessionId }, { user_agent: request.headers['user-agent']?.slice(0, 300) ?? null, ...extra });
+    }
+
+    const clientOf = (request: FastifyRequest) => ({ userAgent: request.headers['user-agent'], ip: request.ip });
+
     app.post(
       '/auth/login',
       {
@@ -121,19 +139,14 @@ export function authRoutes(ctx: ConsoleContext) {
         // The session and its entry commit together (startSession's own transaction is a savepoint in this one).
         const pair = await audited(
           db,
-          (trx) => startSession(trx, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash),
-          (p) => (p ? securityEntry(request, user.id, { id: user.id, email: user.email }, 'session.login', { type: 'session', id: p.sessionId }, { user_agent: request.headers['user-agent']?.slice(0, 300) ?? null }) : null),
+          (trx) => startSession(trx, user.id, ctx.ttl, clientOf(request), user.password_hash),
+          (p) => (p ? loginEntry(request, user, p.sessionId) : null),
         );
         if (!pair) {
           await failed('password_changed');
           throw new ApiError('INVALID_CREDENTIALS');
         }
-        void reply.header('Cache-Control', 'no-store');
-        if (cookieMode(request)) {
-          setCookies(request, reply, pair, true);
-          return tokenBody(pair, user, false);
-        }
-        return tokenBody(pair, user, true);
+        return sessionAnswer(request, reply, pair, user, cookieMode(request), true);
       },
     );
 
@@ -158,19 +171,14 @@ export function authRoutes(ctx: ConsoleContext) {
           db,
           async (trx) => {
             if (!(await spendChallenge(trx, body.mfa_token))) return null;
-            const p = await startSession(trx, user.id, ctx.ttl, { userAgent: request.headers['user-agent'], ip: request.ip }, user.password_hash);
+            const p = await startSession(trx, user.id, ctx.ttl, clientOf(request), user.password_hash);
             if (p) await markSessionVerified(trx, p.sessionId);
             return p;
           },
-          (p) => (p ? securityEntry(request, user.id, { id: user.id, email: user.email }, 'session.login', { type: 'session', id: p.sessionId }, { user_agent: request.headers['user-agent']?.slice(0, 300) ?? null, mfa: method }) : null),
+          (p) => (p ? loginEntry(request, user, p.sessionId, { mfa: method }) : null),
         );
         if (!pair) throw new ApiError('INVALID_MFA_CODE', 'The sign-in challenge is unknown, used or expired; sign in again');
-        void reply.header('Cache-Control', 'no-store');
-        if (cookieMode(request)) {
-          setCookies(request, reply, pair, true);
-          return tokenBody(pair, user, false);
-        }
-        return tokenBody(pair, user, true);
+        return sessionAnswer(request, reply, pair, user, cookieMode(request), true);
       },
     );
 
@@ -305,16 +313,11 @@ export function authRoutes(ctx: ConsoleContext) {
         // The change, every session ended, the caller's new session and the entry: one transaction.
         const pair = await audited(
           db,
-          (trx) => changePassword(trx, u.id, newHash, 'password_changed', { ttl: ctx.ttl, client: { userAgent: request.headers['user-agent'], ip: request.ip } }),
+          (trx) => changePassword(trx, u.id, newHash, 'password_changed', { ttl: ctx.ttl, client: clientOf(request) }),
           (p) => securityEntry(request, user.id, me, 'user.password_change', { type: 'user', id: user.id, name: user.email }, { sessions_ended: true, new_session: p?.sessionId ?? null }),
         );
         if (!pair) throw new Error('changePassword started no session');
-        void reply.header('Cache-Control', 'no-store');
-        if (u.via === 'cookie') {
-          setCookies(request, reply, pair, false);
-          return tokenBody(pair, user, false);
-        }
-        return tokenBody(pair, user, true);
+        return sessionAnswer(request, reply, pair, user, u.via === 'cookie', false);
       },
     );
 
