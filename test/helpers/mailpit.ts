@@ -4,13 +4,12 @@
  * database in a temporary directory. Ready when its API answers (polled, no sleeps). Under
  * CI=true a missing binary fails the test; elsewhere the test skips and says what to run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { eventually } from './eventually.js';
+import { killLocalServer, startLocalServer, type LocalServer } from './local-server.js';
 
 function binDir(): string {
   return process.env.MAILPIT_BIN_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recognition-service', 'bin');
@@ -71,8 +70,7 @@ export async function startMailpit(bin: string, extraArgs: string[] = []): Promi
   const smtpPort = await freePort();
   const httpPort = await freePort();
   const apiUrl = `http://127.0.0.1:${httpPort}`;
-  let child: ChildProcess | undefined;
-  let output = '';
+  let server: LocalServer | undefined;
 
   async function call<T>(method: string, route: string): Promise<T> {
     const res = await fetch(`${apiUrl}/api/v1${route}`, { method });
@@ -81,34 +79,14 @@ export async function startMailpit(bin: string, extraArgs: string[] = []): Promi
   }
 
   async function start(): Promise<void> {
-    output = '';
-    child = spawn(
-      bin,
-      ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--database', path.join(dir, 'mailpit.db'), '--disable-version-check', '--quiet', ...extraArgs],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`mailpit exited (${code}): ${output.slice(-2000)}`))));
-    exited.catch(() => {});
-    await Promise.race([
-      eventually(async () => {
-        const res = await fetch(`${apiUrl}/readyz`).catch(() => null);
-        return res?.status === 200;
-      }, 30_000).then((ok) => {
-        if (!ok) throw new Error(`mailpit did not become ready: ${output.slice(-2000)}`);
-      }),
-      exited,
-    ]);
+    const args = ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--database', path.join(dir, 'mailpit.db'), '--disable-version-check', '--quiet', ...extraArgs];
+    server = await startLocalServer('mailpit', { bin, args }, `${apiUrl}/readyz`, 30_000);
   }
 
   async function stop(): Promise<void> {
-    const c = child;
-    child = undefined;
-    if (!c || c.exitCode !== null) return;
-    const gone = new Promise((resolve) => c.once('exit', resolve));
-    c.kill('SIGKILL');
-    await gone;
+    const s = server;
+    server = undefined;
+    await killLocalServer(s);
   }
 
   await start();

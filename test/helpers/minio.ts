@@ -3,14 +3,13 @@
  * started on 127.0.0.1 with a free port and a temporary data directory. Under CI=true a
  * missing binary fails the test; elsewhere the test skips and says what to run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { eventually } from './eventually.js';
+import { killLocalServer, startLocalServer, type LocalServer } from './local-server.js';
 
 export const MINIO_USER = 'recog-test';
 export const MINIO_PASSWORD = 'recog-test-secret-key';
@@ -56,8 +55,7 @@ export async function startMinio(bin: string): Promise<MinioServer> {
   const port = await freePort();
   const consolePort = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  let child: ChildProcess | undefined;
-  let output = '';
+  let server: LocalServer | undefined;
 
   const client = () =>
     new S3Client({
@@ -68,32 +66,15 @@ export async function startMinio(bin: string): Promise<MinioServer> {
     });
 
   async function start(): Promise<void> {
-    child = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
-      env: { ...process.env, MINIO_ROOT_USER: MINIO_USER, MINIO_ROOT_PASSWORD: MINIO_PASSWORD, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`minio exited (${code}): ${output.slice(-2000)}`))));
-    exited.catch(() => {});
-    await Promise.race([
-      eventually(async () => {
-        const res = await fetch(`${endpoint}/minio/health/ready`).catch(() => null);
-        return res?.status === 200;
-      }, 60_000).then((ok) => {
-        if (!ok) throw new Error(`minio did not become ready: ${output.slice(-2000)}`);
-      }),
-      exited,
-    ]);
+    const args = ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'];
+    const env = { ...process.env, MINIO_ROOT_USER: MINIO_USER, MINIO_ROOT_PASSWORD: MINIO_PASSWORD, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' };
+    server = await startLocalServer('minio', { bin, args, env }, `${endpoint}/minio/health/ready`, 60_000);
   }
 
   async function stop(): Promise<void> {
-    const c = child;
-    child = undefined;
-    if (!c || c.exitCode !== null) return;
-    const gone = new Promise((resolve) => c.once('exit', resolve));
-    c.kill('SIGKILL');
-    await gone;
+    const s = server;
+    server = undefined;
+    await killLocalServer(s);
   }
 
   await start();

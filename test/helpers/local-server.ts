@@ -1,0 +1,43 @@
+/**
+ * A server binary of the test's own (MinIO, Mailpit) as a child process on loopback: started,
+ * then awaited until its health URL answers 200 (or it exits, with its last output in the
+ * error), and killed for an outage or at the end.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { eventually } from './eventually.js';
+
+export interface LocalServer {
+  child: ChildProcess;
+  /** What it printed, for error messages. */
+  output(): string;
+}
+
+export async function startLocalServer(
+  name: string,
+  command: { bin: string; args: string[]; env?: SpawnOptions['env'] },
+  readyUrl: string,
+  timeoutMs: number,
+): Promise<LocalServer> {
+  let output = '';
+  const child = spawn(command.bin, command.args, { env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${output.slice(-2000)}`))));
+  exited.catch(() => {});
+  await Promise.race([
+    eventually(async () => (await fetch(readyUrl).catch(() => null))?.status === 200, timeoutMs).then((ok) => {
+      if (!ok) throw new Error(`${name} did not become ready: ${output.slice(-2000)}`);
+    }),
+    exited,
+  ]);
+  return { child, output: () => output };
+}
+
+/** Kills it (SIGKILL: an outage, not a shutdown) and waits for the exit. */
+export async function killLocalServer(server: LocalServer | undefined): Promise<void> {
+  const c = server?.child;
+  if (!c || c.exitCode !== null || c.signalCode !== null) return;
+  const gone = new Promise((resolve) => c.once('exit', resolve));
+  c.kill('SIGKILL');
+  await gone;
+}
