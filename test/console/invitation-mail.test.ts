@@ -13,7 +13,8 @@ import { invitationMessage, smtpOptions } from '../../src/console/mail.js';
 import { createOrg } from '../../src/store/orgs.js';
 import { buildTestApp, json, type TestApp } from '../helpers/app.js';
 import { API, bearer, consoleUser, login, type Tokens } from '../helpers/console.js';
-import { findMailpit, freePort, startMailpit, type MailpitServer } from '../helpers/mailpit.js';
+import { freePort } from '../helpers/local-server.js';
+import { findMailpit, startMailpit, type MailpitServer } from '../helpers/mailpit.js';
 
 const FROM = 'Recognition console <console@cv.test>';
 const TOKEN_IN_LINK = /http:\/\/cv\.test\/console\/#\/invite\/(rci_[A-Za-z0-9_-]{43})/;

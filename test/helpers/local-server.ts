@@ -4,7 +4,35 @@
  * error), and killed for an outage or at the end.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { eventually } from './eventually.js';
+
+/**
+ * `name` as the repo's script builds it (`scripts/<name>.sh`, into `$binDirEnv` or the
+ * project's cache), or a reason to skip outside CI; under CI=true a missing one throws.
+ */
+export function findBinary(name: string, label: string, binDirEnv: string): { bin: string } | { skip: string } {
+  const dir = process.env[binDirEnv] ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recognition-service', 'bin');
+  const bin = path.join(dir, name);
+  if (existsSync(bin)) return { bin };
+  const message = `${label} not installed in ${dir}: run scripts/${name}.sh`;
+  if (process.env.CI === 'true') throw new Error(message);
+  return { skip: message };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
 
 export interface LocalServer {
   child: ChildProcess;

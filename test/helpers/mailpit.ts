@@ -4,35 +4,14 @@
  * database in a temporary directory. Ready when its API answers (polled, no sleeps). Under
  * CI=true a missing binary fails the test; elsewhere the test skips and says what to run.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { killLocalServer, startLocalServer, type LocalServer } from './local-server.js';
-
-function binDir(): string {
-  return process.env.MAILPIT_BIN_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recognition-service', 'bin');
-}
+import { findBinary, freePort, killLocalServer, startLocalServer, type LocalServer } from './local-server.js';
 
 /** The Mailpit binary, or a reason to skip (outside CI). Throws under CI=true. */
 export function findMailpit(): { bin: string } | { skip: string } {
-  const bin = path.join(binDir(), 'mailpit');
-  if (existsSync(bin)) return { bin };
-  const message = `Mailpit not installed in ${binDir()}: run scripts/mailpit.sh`;
-  if (process.env.CI === 'true') throw new Error(message);
-  return { skip: message };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
+  return findBinary('mailpit', 'Mailpit', 'MAILPIT_BIN_DIR');
 }
 
 /** A message as Mailpit's API lists it. */

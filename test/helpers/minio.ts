@@ -3,39 +3,18 @@
  * started on 127.0.0.1 with a free port and a temporary data directory. Under CI=true a
  * missing binary fails the test; elsewhere the test skips and says what to run.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { killLocalServer, startLocalServer, type LocalServer } from './local-server.js';
+import { findBinary, freePort, killLocalServer, startLocalServer, type LocalServer } from './local-server.js';
 
 export const MINIO_USER = 'recog-test';
 export const MINIO_PASSWORD = 'recog-test-secret-key';
 
-function binDir(): string {
-  return process.env.MINIO_BIN_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recognition-service', 'bin');
-}
-
 /** The MinIO binary, or a reason to skip (outside CI). Throws under CI=true. */
 export function findMinio(): { bin: string } | { skip: string } {
-  const bin = path.join(binDir(), 'minio');
-  if (existsSync(bin)) return { bin };
-  const message = `MinIO not installed in ${binDir()}: run scripts/minio.sh`;
-  if (process.env.CI === 'true') throw new Error(message);
-  return { skip: message };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
+  return findBinary('minio', 'MinIO', 'MINIO_BIN_DIR');
 }
 
 export interface MinioServer {
