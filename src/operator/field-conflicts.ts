@@ -211,3 +211,77 @@ export function describeConflicts(conflicts: FieldConflict[]): string {
   for (const c of conflicts) byManager.set(c.manager, [...(byManager.get(c.manager) ?? []), c.field]);
   return [...byManager].map(([m, fields]) => `${fields.join(', ')} (field manager "${m}")`).join('; ');
 }
+
+/**
+ * On a child, the fields the operator's last apply left to other managers and to whom: the
+ * cluster remembers the conflict, not the operator, so a restarted operator (or another
+ * replica) recognises a standing conflict without applying again.
+ */
+export const LEFT_TO_OTHERS_ANNOTATION = 'cv.recognition.io/left-to-others';
+
+/** `obj` with the fields left to others recorded on it (none: no annotation). */
+export function recordLeftTo(obj: KubeObject, leftTo: FieldConflict[]): KubeObject {
+  const annotations = { ...(obj.metadata.annotations ?? {}) };
+  delete annotations[LEFT_TO_OTHERS_ANNOTATION];
+  if (leftTo.length > 0) annotations[LEFT_TO_OTHERS_ANNOTATION] = JSON.stringify(leftTo.map((c) => ({ field: c.field, manager: c.manager })));
+  return { ...obj, metadata: { ...obj.metadata, annotations } };
+}
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  subresource?: string;
+  fieldsV1?: unknown;
+}
+
+/**
+ * The conflicts recorded on a live child, if each field is still held by the manager it was
+ * left to (read from managedFields); undefined when none are recorded or one has changed
+ * hands (dropped, or taken by another manager): then only a new apply tells where things stand.
+ */
+export function standingConflicts(
+  live: { metadata?: { annotations?: Record<string, string>; managedFields?: ManagedFieldsEntry[] } },
+  desired: KubeObject,
+): FieldConflict[] | undefined {
+  const recorded = live.metadata?.annotations?.[LEFT_TO_OTHERS_ANNOTATION];
+  if (!recorded) return undefined;
+  let left: Array<{ field: string; manager: string }>;
+  try {
+    left = JSON.parse(recorded) as Array<{ field: string; manager: string }>;
+  } catch {
+    return undefined;
+  }
+  const entries = (live.metadata?.managedFields ?? []).filter((m) => m.subresource === undefined || m.subresource === '');
+  const held = (c: { field: string; manager: string }) => {
+    const steps = parseFieldPath(c.field, desired);
+    return steps !== undefined && entries.some((m) => m.manager === c.manager && holds(m.fieldsV1, steps));
+  };
+  return Array.isArray(left) && left.length > 0 && left.every(held) ? left.map((c) => ({ ...c, detail: '' })) : undefined;
+}
+
+/** Whether a managedFields fieldsV1 set holds the field at these steps (structured-merge-diff's f:, k:, v:, i: keys). */
+function holds(set: unknown, steps: Step[]): boolean {
+  let node = set;
+  for (const step of steps) {
+    if (node === null || typeof node !== 'object') return false;
+    const members = node as Record<string, unknown>;
+    let next: string | undefined;
+    if ('field' in step) next = `f:${step.field}`;
+    else if ('index' in step) next = `i:${step.index}`;
+    else {
+      next = Object.keys(members).find((k) => {
+        try {
+          if ('value' in step) return k.startsWith('v:') && JSON.stringify(JSON.parse(k.slice(2))) === JSON.stringify(step.value);
+          if (!k.startsWith('k:')) return false;
+          const key = JSON.parse(k.slice(2)) as Record<string, unknown>;
+          const want = Object.entries(step.key);
+          return Object.keys(key).length === want.length && want.every(([name, v]) => sameKey(key[name], v));
+        } catch {
+          return false;
+        }
+      });
+    }
+    if (next === undefined || !(next in members)) return false;
+    node = members[next];
+  }
+  return true;
+}

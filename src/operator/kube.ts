@@ -1,6 +1,7 @@
 /** The few API-server calls the operator makes, over @kubernetes/client-node. */
 import {
   ApisApi,
+  CoreV1Api,
   CustomObjectsApi,
   KubernetesObjectApi,
   PatchStrategy,
@@ -63,18 +64,27 @@ export interface RecognitionServiceList {
   metadata?: { resourceVersion?: string };
 }
 
+/**
+ * What to ask the API server for to get objects' metadata only (controller-runtime's
+ * OnlyMetadata): the operator watches Secrets this way, so their values never reach it.
+ */
+export const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+export const METADATA_LIST_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+
 export const HANDOVER_MANAGER = `${FIELD_MANAGER}-handover`;
 
 export class KubeClient {
   readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
   private readonly apis: ApisApi;
+  private readonly core: CoreV1Api;
   private caps: { value: ClusterCapabilities; at: number } | undefined;
 
   constructor(readonly kc: KubeConfig, private readonly capabilitiesTtlMs = 60_000, readonly observer?: RequestObserver) {
     this.objects = KubernetesObjectApi.makeApiClient(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.apis = kc.makeApiClient(ApisApi);
+    this.core = kc.makeApiClient(CoreV1Api);
   }
 
   /**
@@ -89,13 +99,24 @@ export class KubeClient {
     );
   }
 
-  /** Creates the object unless one of that name exists (a 409 is success); true when created. */
-  async createIfAbsent(obj: KubeObject): Promise<boolean> {
+  /** Creates the object unless one of that name exists; the created object, or undefined on a 409. */
+  async createIfAbsent(obj: KubeObject): Promise<KubernetesObject | undefined> {
     try {
-      await observed(this.observer, 'POST', () => this.objects.create(toClientModel(obj), undefined, undefined, FIELD_MANAGER));
-      return true;
+      return await observed(this.observer, 'POST', () => this.objects.create(toClientModel(obj), undefined, undefined, FIELD_MANAGER));
     } catch (err) {
-      if (statusCode(err) === 409) return false;
+      if (statusCode(err) === 409) return undefined;
+      throw err;
+    }
+  }
+
+  /** A Secret's metadata (PartialObjectMetadata: never its data), or undefined when it does not exist. */
+  async secretMetadata(ref: ChildRef): Promise<KubernetesObject | undefined> {
+    try {
+      return await observed(this.observer, 'GET', () =>
+        this.core.readNamespacedSecret({ name: ref.name, namespace: ref.namespace }, setHeaderOptions('Accept', METADATA_ONLY)),
+      );
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
       throw err;
     }
   }
@@ -160,7 +181,12 @@ export class KubeClient {
     }
   }
 
-  /** What optional APIs the cluster serves, from discovery; cached for a while. */
+  /**
+   * What optional APIs the cluster serves, from discovery; cached for a while. The one memory
+   * kept across reconciles: discovery has no resourceVersion to key it by, so it is bounded by
+   * time instead (client-go's cached discovery does the same); stale for at most the TTL, after
+   * which the next reconcile asks again, and a restart only asks sooner.
+   */
   async capabilities(): Promise<ClusterCapabilities> {
     if (this.caps && Date.now() - this.caps.at < this.capabilitiesTtlMs) return this.caps.value;
     const groups = await observed(this.observer, 'GET', () => this.apis.getAPIVersions());

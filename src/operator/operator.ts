@@ -6,7 +6,9 @@
 import os from 'node:os';
 import {
   makeInformer,
+  CoreV1Api,
   KubernetesObjectApi,
+  setHeaderOptions,
   type Informer,
   type KubeConfig,
   type KubernetesObject,
@@ -17,7 +19,7 @@ import { RecognitionServiceReconciler, ReconcileError } from './controllers/reco
 import { CHILD_KINDS, INSTANCE_LABEL, MANAGED_BY_SELECTOR } from './desired/index.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { ReusingKubeConfig } from './connections.js';
-import { KubeClient, describeError, observed } from './kube.js';
+import { KubeClient, describeError, observed, METADATA_LIST_ONLY, METADATA_ONLY } from './kube.js';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader-election.js';
 import { EventRecorder } from './events.js';
 import { CONTROLLER, OperatorMetrics } from './metrics.js';
@@ -214,12 +216,31 @@ export class RecognitionOperator {
         MANAGED_BY_SELECTOR,
       );
     // Children: any change (a hand edit, a deletion, a rollout) re-reconciles the owner.
+    // The ServiceMonitor's CRD is optional: watched when the cluster serves it at start; else
+    // (Prometheus Operator installed later) the reconciler reads it on each pass until a restart.
+    const caps = await this.kube.capabilities().catch(() => ({ serviceMonitor: false }));
     for (const k of CHILD_KINDS) {
-      if (k.kind === 'ServiceMonitor') continue; // optional CRD: restored by the periodic resync
+      if (k.kind === 'ServiceMonitor' && !caps.serviceMonitor) continue;
       const cache = scoped(childInformer(k.apiVersion, k.kind, k.plural, k.group), ownerKey);
       if (k.kind === 'Deployment') this.deployments = cache;
       this.childInformers.set(`${k.apiVersion}/${k.kind}`, cache);
     }
+    // The signing-key Secrets, as metadata only (controller-runtime's OnlyMetadata): the
+    // reconciler needs to know one exists and which one (its uid), never its value, so no
+    // Secret's value reaches the operator. A deleted one re-reconciles its owner at once.
+    const asMetadata = metadataOnly(kc);
+    const core = kc.makeApiClient(CoreV1Api);
+    const listSecrets = (ns: string | undefined) => {
+      const accept = setHeaderOptions('Accept', METADATA_LIST_ONLY);
+      const labelSelector = MANAGED_BY_SELECTOR;
+      return observed(this.kube.observer, 'LIST', () =>
+        ns === undefined ? core.listSecretForAllNamespaces({ labelSelector }, accept) : core.listNamespacedSecret({ namespace: ns, labelSelector }, accept),
+      );
+    };
+    this.childInformers.set(
+      'v1/Secret',
+      scoped((ns) => makeInformer<KubernetesObject>(asMetadata, `/api/v1${within(ns)}/secrets`, () => listSecrets(ns), MANAGED_BY_SELECTOR), ownerKey),
+    );
     // Pods: their container statuses tell a crash loop from a slow start.
     this.pods = scoped(childInformer('v1', 'Pod', 'pods', ''), (obj) => {
       const instance = obj.metadata?.labels?.[INSTANCE_LABEL];
@@ -340,6 +361,17 @@ export class RecognitionOperator {
     this.kc.closeConnections();
     this.log.info({ identity: this.identity }, 'operator stopped');
   }
+}
+
+/** The same credentials, for a watch that asks for objects' metadata only (client-node's Watch takes its headers from here). */
+function metadataOnly(kc: KubeConfig): KubeConfig {
+  const out = Object.create(kc) as KubeConfig;
+  out.applyToFetchOptions = async (opts) => {
+    const init = await kc.applyToFetchOptions(opts);
+    (init.headers as { set(name: string, value: string): void }).set('Accept', METADATA_ONLY);
+    return init;
+  };
+  return out;
 }
 
 /** Key of the RecognitionService that controls a child, from its owner references. */

@@ -49,8 +49,8 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
       role.rules.filter((r: Any) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r: Any) => r.verbs);
     assert.deepEqual(verbsFor('cv.recognition.io', 'recognitionservices'), ['get', 'list', 'watch'], 'the resource itself is read-only');
     assert.deepEqual(verbsFor('', 'pods'), ['get', 'list', 'watch']);
-    // Only to create the image-link signing key; never to read or change a Secret.
-    assert.deepEqual(verbsFor('', 'secrets'), ['create'], 'Secrets: create only');
+    // To create the image-link signing key and watch it (metadata only); never to change or delete a Secret.
+    assert.deepEqual(verbsFor('', 'secrets'), ['get', 'list', 'watch', 'create'], 'Secrets: read and create only');
     assert.ok(!role.rules.some((r: Any) => r.verbs.includes('*') || r.resources.includes('*') || r.apiGroups.includes('*')), 'no wildcards');
     const lease = docs.find((d) => d.kind === 'Role');
     assert.equal(lease.metadata.namespace, 'recognition-system');

@@ -332,3 +332,9 @@ describe('API image storage', () => {
     assert.deepEqual(apiEnv(rs).find((e) => e.name === 'IMAGE_URL_SECRET')?.valueFrom, { secretKeyRef: { name: 'mine', key: 'K' } });
   });
 });
+
+test("the API's pod template names the operator's signing Secret by uid, so a new Secret rolls the pods", () => {
+  const annotationsOf = (uid?: string) => find(desiredState(sampleResource(), { serviceMonitor: false }, { signingSecretUid: uid }).apply, 'Deployment', 'vision-api').spec.template.metadata.annotations;
+  assert.equal(annotationsOf('3f1c')['cv.recognition.io/image-url-secret-uid'], '3f1c');
+  assert.equal(annotationsOf(undefined)['cv.recognition.io/image-url-secret-uid'], undefined, 'none when the spec names its own Secret');
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyConflicts, mustOwn, parseFieldPath, withoutFields } from '../../src/operator/field-conflicts.js';
+import { applyConflicts, LEFT_TO_OTHERS_ANNOTATION, mustOwn, parseFieldPath, recordLeftTo, standingConflicts, withoutFields } from '../../src/operator/field-conflicts.js';
 import { apiDeployment } from '../../src/operator/desired/api.js';
 import type { KubeObject } from '../../src/operator/desired/index.js';
 import { sampleResource } from './fixtures.js';
@@ -67,4 +67,24 @@ test('withoutFields drops the conflicting fields and the maps they leave empty, 
   assert.equal((dep.spec as any).template.spec.containers[0].resources.limits.memory, '1Gi', 'the input is not changed');
   const noEnv = withoutFields(dep, [`${c}.env[name="LOG_LEVEL"]`]) as any;
   assert.equal(noEnv.spec.template.spec.containers[0].env.length, (dep.spec as any).template.spec.containers[0].env.length - 1);
+});
+
+test('a conflict recorded on the child stands while each field is still held by the manager it was left to', () => {
+  const dep = apiDeployment(sampleResource());
+  const memory = '.spec.template.spec.containers[name="api"].resources.limits.memory';
+  const applied = recordLeftTo(withoutFields(dep, [memory]), [{ field: memory, manager: 'someone', detail: 'using apps/v1' }]);
+  const annotations = applied.metadata.annotations!;
+  assert.deepEqual(JSON.parse(annotations[LEFT_TO_OTHERS_ANNOTATION]), [{ field: memory, manager: 'someone' }]);
+  assert.equal(recordLeftTo(applied, []).metadata.annotations?.[LEFT_TO_OTHERS_ANNOTATION], undefined, 'nothing left: no annotation');
+  // managedFields as the API server writes them: structured-merge-diff's f: and k: keys.
+  const held = (manager: string) => ({
+    manager, operation: 'Apply',
+    fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"api"}': { '.': {}, 'f:resources': { 'f:limits': { 'f:memory': {} } } } } } } } },
+  });
+  const live = (...managedFields: unknown[]) => ({ metadata: { annotations, managedFields: managedFields as never } });
+  assert.deepEqual(standingConflicts(live(held('someone')), dep), [{ field: memory, manager: 'someone', detail: '' }]);
+  assert.equal(standingConflicts(live(), dep), undefined, 'dropped by its manager');
+  assert.equal(standingConflicts(live(held('someone-else')), dep), undefined, 'taken by another manager');
+  assert.equal(standingConflicts(live({ ...held('someone'), subresource: 'status' }), dep), undefined, 'a status write holds no spec field');
+  assert.equal(standingConflicts({ metadata: { managedFields: [held('someone')] } }, dep), undefined, 'none recorded');
 });

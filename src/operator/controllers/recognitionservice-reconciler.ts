@@ -1,8 +1,12 @@
 /**
  * Reconciles one RecognitionService: applies its desired children (server-side apply),
  * deletes the optional ones switched off, and writes the status when it changed.
- * Level-based and idempotent: it reads the resource, children and pods fresh from the
- * caches each time, so any event (or none, on resync) leads to the same result.
+ * Level-based and idempotent: it reads the resource, children, the signing-key Secret and
+ * pods fresh from the caches each time, so any event (or none, on resync) leads to the same
+ * result. It keeps nothing in memory between reconciles (controller-runtime's rule: what
+ * the cluster can tell, ask it): what it must remember, it writes on the children (the
+ * desired hash, the fields left to other managers), so a restarted operator, or the next
+ * leader, finds the same answers and writes nothing.
  *
  * Quiet: a child whose live object already carries what the operator applies (same
  * desired-hash annotation, every applied field equal) is not written, so a child's status
@@ -30,7 +34,7 @@ import {
 } from '../desired/index.js';
 import type { EventRecorder } from '../events.js';
 import { describeError, HANDOVER_MANAGER, type KubeClient } from '../kube.js';
-import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, withoutFields, type FieldConflict } from '../field-conflicts.js';
+import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, recordLeftTo, standingConflicts, withoutFields, type FieldConflict } from '../field-conflicts.js';
 import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
@@ -77,26 +81,16 @@ interface Failure {
   retry?: boolean;
 }
 
-/** A child applied with some fields left to other managers: what was applied, and when that still holds. */
-interface ConflictMemo {
-  hash: string;
-  /** Who owns which fields (status writes aside): a change may resolve the conflict. */
-  ownership: string;
-  applied: KubeObject;
-  message: string;
-}
-
-/** The child's field ownership without times and status writes: changes when a manager takes or drops a field. */
-function ownership(live: Live): string {
-  return JSON.stringify((live.metadata?.managedFields ?? []).filter((m) => m.subresource !== 'status').map((m): unknown[] => [m.manager, m.operation, m.subresource, m.fieldsV1 as unknown]));
-}
-
 function refOf(obj: KubeObject): ChildRef {
   return { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
 }
 
 function describeRef(ref: ChildRef): string {
   return `${ref.kind} ${ref.namespace}/${ref.name}`;
+}
+
+function conflictMessage(ref: ChildRef, leftTo: FieldConflict[]): string {
+  return `${describeRef(ref)}: ${describeConflicts(leftTo)} differs from the spec; left to that manager, not forced (drop the field from its config, or change the spec to match)`;
 }
 
 /** Whether this RecognitionService (by uid) is the object's controller. */
@@ -156,12 +150,6 @@ function ownsReplicas(live: Live): boolean {
 }
 
 export class RecognitionServiceReconciler {
-  /** Optional children confirmed absent, by "namespace/name|uid/kind/child", at the generation checked. */
-  private readonly absent = new Map<string, number>();
-  /** Resources (by uid) whose signing-key Secret is known to exist: one POST per resource, not one per reconcile. */
-  private readonly signingKeys = new Set<string>();
-  /** Children with fields left to other managers, by "namespace/name|kind/child". */
-  private readonly conflicts = new Map<string, ConflictMemo>();
   private readonly now: () => Date;
 
   constructor(
@@ -177,31 +165,22 @@ export class RecognitionServiceReconciler {
     const rs = this.caches.getResource(namespace, name);
     // Gone or going: owner references let the garbage collector remove the children.
     if (!rs || rs.metadata.deletionTimestamp) {
-      if (rs?.metadata.uid) this.signingKeys.delete(rs.metadata.uid);
-      for (const k of this.absent.keys()) if (k.startsWith(`${key}|`)) this.absent.delete(k);
-      for (const k of this.conflicts.keys()) if (k.startsWith(`${key}|`)) this.conflicts.delete(k);
       return { applied: 0, deleted: 0, statusWritten: false };
     }
 
     const caps = await this.kube.capabilities();
-    const desired = desiredState(rs, caps, { clusterDomain: this.opts.clusterDomain });
     const deployments: Partial<Record<Component, ObservedDeployment>> = {};
     let applied = 0;
     let deleted = 0;
     const failures: Failure[] = [];
     try {
-      // Before the Deployment that reads it; created once, so the key (and every link) stays.
-      // Created once and never rewritten (every link stays valid); the operator may only create
-      // Secrets, so it remembers instead of reading: steady-state reconciles send no POST.
-      const uid = rs.metadata.uid ?? key;
-      const secret = this.signingKeys.has(uid) ? undefined : signingSecret(withDefaults(rs), randomBytes(32).toString('base64url'));
-      if (secret) {
-        if (await this.kube.createIfAbsent(secret)) applied++;
-        this.signingKeys.add(uid);
-      }
+      // Before the Deployment that reads it, whose pod template names the Secret's uid.
+      const signing = await this.signingKey(rs);
+      if (signing.created) applied++;
+      const desired = desiredState(rs, caps, { clusterDomain: this.opts.clusterDomain, signingSecretUid: signing.uid });
       const lookups = this.lookUpUncached(desired.apply);
       for (const obj of desired.apply) {
-        const result = await this.applyChild(key, rs, obj, failures, lookups.get(obj));
+        const result = await this.applyChild(rs, obj, failures, lookups.get(obj));
         if (result.written) applied++;
         if (obj.kind === 'Deployment' && result.live) {
           deployments[obj.metadata.labels?.[COMPONENT_LABEL] as Component] = result.live as ObservedDeployment;
@@ -243,6 +222,29 @@ export class RecognitionServiceReconciler {
   }
 
   /**
+   * The signing-key Secret the API pods read when the spec names none: looked up in the cache
+   * (metadata only: the operator never sees the key), created with a new random key when
+   * missing, never rewritten (that would invalidate every link handed out). Its uid goes on
+   * the API's pod template, so a recreated Secret rolls the pods to the new key.
+   */
+  private async signingKey(rs: RecognitionService): Promise<{ uid?: string; created: boolean }> {
+    const secret = signingSecret(withDefaults(rs), randomBytes(32).toString('base64url'));
+    if (!secret) return { created: false };
+    const ref = refOf(secret);
+    const cached = this.caches.getChild?.(ref);
+    if (cached?.metadata?.uid) return { uid: cached.metadata.uid, created: false };
+    const made = await this.kube.createIfAbsent(secret);
+    if (made?.metadata?.uid) {
+      this.opts.events?.record(rs, 'Normal', 'Created', 'Create', `created ${describeRef(ref)}`);
+      return { uid: made.metadata.uid, created: true };
+    }
+    // There, but not in the cache: the cache lags behind a create, or someone made it without the operator's label.
+    const live = await this.kube.secretMetadata(ref);
+    if (!live?.metadata?.uid) throw new ReconcileError(`${describeRef(ref)}: deleted while being created; retrying`, 'SigningSecretMissing');
+    return { uid: live.metadata.uid, created: false };
+  }
+
+  /**
    * Children the caches do not hold (new ones, mostly) are read from the API server all at
    * once: a new resource's first reconcile waited for one GET per child in turn before.
    * A failed read fails that child's apply, not the others'.
@@ -261,7 +263,6 @@ export class RecognitionServiceReconciler {
 
   /** Applies one child unless it is foreign or already as desired. */
   private async applyChild(
-    key: string,
     rs: RecognitionService,
     desiredObj: KubeObject,
     failures: Failure[],
@@ -282,17 +283,13 @@ export class RecognitionServiceReconciler {
       this.opts.events?.record(rs, 'Warning', 'AdoptionRefused', 'Adopt', message);
       return { written: false };
     }
-    const memoKey = `${key}|${ref.kind}/${ref.name}`;
-    const memo = this.conflicts.get(memoKey);
     if (live && live.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] === hash) {
       const comparable = (o: KubeObject) => ({ ...o, apiVersion: undefined, kind: undefined });
-      if (contains(live, comparable(obj))) {
-        this.conflicts.delete(memoKey);
-        return { written: false, live };
-      }
-      // Fields left to another manager, and nobody has taken or dropped a field since: nothing to write.
-      if (memo && memo.hash === hash && memo.ownership === ownership(live) && contains(live, comparable(memo.applied))) {
-        failures.push({ message: memo.message, reason: 'FieldConflict', retry: false });
+      if (contains(live, comparable(obj))) return { written: false, live };
+      // Fields left to other managers (recorded on the child), each still theirs, the rest as applied: nothing to write.
+      const standing = standingConflicts(live, obj);
+      if (standing && contains(live, comparable(withoutFields(obj, standing.map((c) => c.field))))) {
+        failures.push({ message: conflictMessage(ref, standing), reason: 'FieldConflict', retry: false });
         return { written: false, live };
       }
     }
@@ -304,7 +301,7 @@ export class RecognitionServiceReconciler {
         { manager: HANDOVER_MANAGER, force: true },
       );
     }
-    const { result, applied, leftTo, reclaimed } = await this.applyResolvingConflicts(ref, obj);
+    const { result, leftTo, reclaimed } = await this.applyResolvingConflicts(ref, obj);
     this.opts.events?.record(
       rs,
       'Normal',
@@ -316,12 +313,9 @@ export class RecognitionServiceReconciler {
       this.opts.events?.record(rs, 'Normal', 'FieldsReclaimed', 'Update', `${describeRef(ref)}: took back ${describeConflicts(reclaimed)}: fields the operator must own`);
     }
     if (leftTo.length > 0) {
-      const message = `${describeRef(ref)}: ${describeConflicts(leftTo)} differs from the spec; left to that manager, not forced (drop the field from its config, or change the spec to match)`;
+      const message = conflictMessage(ref, leftTo);
       failures.push({ message, reason: 'FieldConflict', retry: false });
       this.opts.events?.record(rs, 'Warning', 'FieldConflict', 'Update', message);
-      this.conflicts.set(memoKey, { hash, ownership: ownership(result), applied, message });
-    } else {
-      this.conflicts.delete(memoKey);
     }
     return { written: true, live: result };
   }
@@ -334,7 +328,7 @@ export class RecognitionServiceReconciler {
   private async applyResolvingConflicts(
     ref: ChildRef,
     obj: KubeObject,
-  ): Promise<{ result: Live; applied: KubeObject; leftTo: FieldConflict[]; reclaimed: FieldConflict[] }> {
+  ): Promise<{ result: Live; leftTo: FieldConflict[]; reclaimed: FieldConflict[] }> {
     let body = obj;
     let force = false;
     const leftTo: FieldConflict[] = [];
@@ -342,7 +336,7 @@ export class RecognitionServiceReconciler {
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await this.kube.apply<Live>(body, { force });
-        return { result, applied: body, leftTo, reclaimed };
+        return { result, leftTo, reclaimed };
       } catch (err) {
         const conflicts = applyConflicts(err);
         if (!conflicts || attempt >= 3) throw err;
@@ -354,29 +348,25 @@ export class RecognitionServiceReconciler {
         const stuck = theirs.filter((c) => parseFieldPath(c.field, body) !== undefined);
         if (stuck.length > 0) throw new ReconcileError(`${describeRef(ref)}: cannot leave ${describeConflicts(stuck)} to its manager`, 'FieldConflict');
         leftTo.push(...theirs.filter((c) => !leftTo.some((l) => l.field === c.field)));
+        body = recordLeftTo(body, leftTo);
         reclaimed.push(...ours.filter((c) => c.manager !== HANDOVER_MANAGER));
         force = ours.length > 0;
       }
     }
   }
 
-  /** Deletes a switched-off child if it exists and is ours; remembers its absence per generation. */
+  /**
+   * Deletes a switched-off child if it exists and is ours. A watched kind is read from its
+   * cache (a miss: nothing of ours there); an unwatched one (a ServiceMonitor whose CRD came
+   * after the operator started) from the API server.
+   */
   private async removeChild(rs: RecognitionService, ref: ChildRef): Promise<boolean> {
-    const memo = `${rs.metadata.namespace}/${rs.metadata.name}|${rs.metadata.uid}/${ref.kind}/${ref.name}`;
-    const generation = rs.metadata.generation ?? 0;
-    if (this.absent.get(memo) === generation) return false;
     const cached = this.caches.childExists?.(ref);
     if (cached === false) return false;
-    const live = cached === true ? this.caches.getChild?.(ref) ?? (await this.kube.get(ref)) : await this.kube.get(ref);
-    if (!live) {
-      // Without an informer for the kind, only a spec change (new generation) can bring it back.
-      if (cached === undefined) this.absent.set(memo, generation);
-      return false;
-    }
-    if (!controlledBy(live, rs)) return false; // someone else's: never ours to delete
+    const live = this.caches.getChild?.(ref) ?? (await this.kube.get(ref));
+    if (!live || !controlledBy(live, rs)) return false; // gone, or someone else's: never ours to delete
     const gone = await this.kube.deleteIfExists(ref, live.metadata?.uid);
     if (gone) this.opts.events?.record(rs, 'Normal', 'Deleted', 'Delete', `deleted ${describeRef(ref)} (switched off in the spec)`);
-    if (cached === undefined) this.absent.set(memo, generation);
     return gone;
   }
 

@@ -79,7 +79,15 @@ export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[]
   return [...own.filter((e) => !overridden.has(e.name)), ...extra];
 }
 
-export function apiDeployment(rs: RecognitionService, clusterDomain?: string): KubeObject {
+/**
+ * On the API's pod template: the uid of the operator's signing-key Secret. The pods read the
+ * key into their environment at start, so a recreated Secret (a new key, a new uid) must roll
+ * them, or old and new pods would sign and check links with different keys.
+ */
+export const SIGNING_SECRET_UID_ANNOTATION = 'cv.recognition.io/image-url-secret-uid';
+
+/** signingSecretUid: the operator's signing-key Secret's uid, when it made one (see signingSecret). */
+export function apiDeployment(rs: RecognitionService, clusterDomain?: string, signingSecretUid?: string): KubeObject {
   const api = rs.spec.api;
   const labels = selectorLabels(rs, 'api');
   const probe = (path: string, period: number, failures: number) => ({
@@ -103,6 +111,7 @@ export function apiDeployment(rs: RecognitionService, clusterDomain?: string): K
             'prometheus.io/scrape': 'true',
             'prometheus.io/port': String(api.metricsPort),
             'prometheus.io/path': '/metrics',
+            ...(signingSecretUid && { [SIGNING_SECRET_UID_ANNOTATION]: signingSecretUid }),
           },
         },
         spec: {
@@ -173,7 +182,7 @@ export function apiService(rs: RecognitionService): KubeObject {
 export { childName };
 
 /**
- * The operator-owned signing-key Secret, created once with a random key and never rewritten
+ * The operator-owned signing-key Secret, created with a random key and never rewritten
  * (the reconciler creates it only when absent: rewriting would invalidate every link).
  */
 export function signingSecret(rs: RecognitionService, key: string): KubeObject | undefined {

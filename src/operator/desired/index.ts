@@ -45,12 +45,14 @@ export interface ClusterCapabilities {
 export interface DesiredOptions {
   /** The cluster's DNS domain (kubelet --cluster-domain), for service addresses. */
   clusterDomain?: string;
+  /** The uid of the signing-key Secret the operator made (none when the spec names one). */
+  signingSecretUid?: string;
 }
 
 export function desiredState(resource: RecognitionService, caps: ClusterCapabilities, opts: DesiredOptions = {}): DesiredState {
   const rs = withDefaults(resource);
   const ns = rs.metadata.namespace;
-  const apply: KubeObject[] = [tritonService(rs), tritonDeployment(rs), apiService(rs), apiDeployment(rs, opts.clusterDomain)];
+  const apply: KubeObject[] = [tritonService(rs), tritonDeployment(rs), apiService(rs), apiDeployment(rs, opts.clusterDomain, opts.signingSecretUid)];
   const remove: ChildRef[] = [];
   const optional = (obj: KubeObject | undefined, apiVersion: string, kind: string, name: string) => {
     if (obj) apply.push(obj);
