@@ -33,7 +33,7 @@ export async function authenticate(db: Knex, header: string | string[] | undefin
   const presented = Array.isArray(header) ? header[0] : header;
   if (presented === undefined || presented.trim() === '') throw new ApiError('MISSING_API_KEY');
   if (presented.length > MAX_KEY_LENGTH) throw new ApiError('INVALID_API_KEY');
-  const found = await withDbRetry(() => findKeyForAuth(db, presented.trim()), { kind: 'read' });
+  const found = await withDbRetry(() => findKeyForAuth(db, presented.trim()), { idempotent: true });
   if (found === null) throw new ApiError('INVALID_API_KEY');
   const { key, org } = found;
   if (key.expires_at !== null && key.expires_at.getTime() <= now.getTime()) throw new ApiError('API_KEY_EXPIRED');

@@ -16,7 +16,9 @@ import {
   type TensorSpec,
 } from './backend.js';
 import type { WireSpec, WireTensor, WorkerInit, WorkerReply } from './onnxruntime-worker.js';
+import { backoffDelay } from '../backoff.js';
 import { deadlineSignal } from '../deadline.js';
+import { BatchQueue, splitOutputs, stackInputs } from './batching.js';
 import { SharedRasterPool } from './shared-rasters.js';
 
 export interface OnnxRuntimeBackendOptions {
@@ -32,9 +34,10 @@ export interface OnnxRuntimeBackendOptions {
   /** Let idle ORT threads spin-wait (lower latency alone, but steals CPU from decoding). Default false. */
   spin?: boolean;
   /**
-   * Dynamic batching: when the session frees up, the calls already waiting (same input
-   * shapes after the batch dimension) run as one batch of up to this many rows, then
-   * each caller gets its own rows back. No call waits for others to arrive. Default 1.
+   * Dynamic batching: when the session frees up, the calls waiting at the front of the
+   * queue with the same input shapes after the batch dimension run as one batch of up to
+   * this many rows (batching.ts), then each caller gets its own rows back. No call waits
+   * for others to arrive. Default 1.
    */
   maxBatch?: number;
 }
@@ -67,7 +70,8 @@ const ARRAY_OF: Record<TensorDataType, new (...args: never[]) => unknown> = {
 };
 
 interface Job {
-  inputs: WireTensor[];
+  /** Checked against the model, in its input order. */
+  inputs: Tensor[];
   options: InferOptions;
   resolve(outputs: Map<string, Tensor>): void;
   reject(err: InferenceError): void;
@@ -85,12 +89,11 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   private state: State = 'new';
   private worker?: Worker;
   private meta?: ModelMetadata;
-  private readonly queue: Job[] = [];
-  /** The jobs on the worker (one batch) and its request id. */
-  private running?: { id: number; jobs: Job[]; batch: WireTensor[] };
+  private readonly queue: BatchQueue<Job>;
+  /** The jobs on the worker (one batch, each with its rows), the stacked inputs and the request id. */
+  private running?: { id: number; jobs: Job[]; rows: number[]; batch: Tensor[] };
   /** Buffers batches are stacked into: a batch of 8 model inputs is 25 MB, so few are kept. */
   private readonly batchBuffers = new SharedRasterPool(2);
-  private readonly maxBatch: number;
   private nextId = 1;
   private runs = 0;
   private executions = 0;
@@ -108,7 +111,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   constructor(private readonly options: OnnxRuntimeBackendOptions) {
     this.threads = options.threads ?? os.availableParallelism();
     this.maxQueue = options.maxQueue ?? 256;
-    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 1));
+    this.queue = new BatchQueue(Math.max(1, Math.floor(options.maxBatch ?? 1)));
   }
 
   /** Callers waiting for the session (not counting the one running). */
@@ -200,9 +203,9 @@ export class OnnxRuntimeBackend implements InferenceBackend {
       const down = this.state === 'failed' || this.state === 'closed';
       return Promise.reject(new InferenceError(down ? 'UNAVAILABLE' : 'MODEL_NOT_READY', `the ONNX Runtime backend is ${this.state === 'failed' ? 'down' : this.state === 'closed' ? 'closed' : 'not started'}`));
     }
-    let wire: WireTensor[];
+    let checked: Tensor[];
     try {
-      wire = this.validate(inputs);
+      checked = this.validate(inputs);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -222,7 +225,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
             : new InferenceError('DEADLINE_EXCEEDED', 'the inference deadline passed'),
         );
       const job: Job = {
-        inputs: wire,
+        inputs: checked,
         options,
         settled: false,
         resolve: (v) => {
@@ -244,8 +247,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
       // Queued: leave the queue without running. Running: answer the caller now; the
       // session finishes the run (ORT cannot stop it) and its result is dropped.
       const giveUp = (err: InferenceError): void => {
-        const at = this.queue.indexOf(job);
-        if (at >= 0) this.queue.splice(at, 1);
+        this.queue.remove(job);
         job.reject(err);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -259,7 +261,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     const wasReady = this.state === 'ready';
     this.state = 'closed';
     clearTimeout(this.relaunchTimer);
-    for (const job of this.queue.splice(0)) job.reject(new InferenceError('UNAVAILABLE', 'the inference backend is shutting down'));
+    for (const job of this.queue.drain()) job.reject(new InferenceError('UNAVAILABLE', 'the inference backend is shutting down'));
     // Let the run in progress (or the warm-up) finish: its caller gets its answer, and
     // terminating a thread inside session.run can abort the whole process in
     // onnxruntime-node.
@@ -271,7 +273,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   }
 
   /** Checks names, types and shapes against the model, so ORT never sees a bad input. */
-  private validate(inputs: Tensor[]): WireTensor[] {
+  private validate(inputs: Tensor[]): Tensor[] {
     const meta = this.metadata();
     const byName = new Map(inputs.map((t) => [t.name, t]));
     if (byName.size !== inputs.length) throw new InferenceError('INVALID_INPUT', 'an input tensor is given twice');
@@ -288,73 +290,47 @@ export class OnnxRuntimeBackend implements InferenceBackend {
       if (!(t.data instanceof ARRAY_OF[t.datatype]) || t.data.length !== count) {
         throw new InferenceError('INVALID_INPUT', `input "${spec.name}" needs ${count} ${t.datatype} values, got ${t.data.length} in a ${t.data.constructor.name}`);
       }
-      return { name: spec.name, type: KSERVE_TO_ORT[t.datatype], dims: [...t.shape], data: t.data };
+      return t;
     });
   }
 
   private pump(): void {
     if (this.running || this.state !== 'ready' || !this.worker) return;
-    let job: Job | undefined;
-    while ((job = this.queue.shift())) {
-      // The deadline's signal may not have fired yet for a deadline that has just passed.
-      const late = job.settled ? undefined : rejection(job.options);
+    // The deadline's signal may not have fired yet for a deadline that has just passed.
+    this.queue.removeWhere((job) => {
+      const late = rejection(job.options);
       if (late) job.reject(late);
-      if (!job.settled) break;
-    }
-    if (!job) {
+      return late !== undefined;
+    });
+    const { jobs, rows } = this.queue.take();
+    if (jobs.length === 0) {
       for (const wake of this.idleWaiters.splice(0)) wake();
       return;
     }
-    const jobs = [job, ...this.takeCompanions(job)];
     const id = this.nextId++;
     // A batch is stacked into shared buffers of the backend's own, given back with the reply.
-    const batch = jobs.length === 1 ? [] : concatRows(jobs.map((j) => j.inputs), this.batchBuffers);
-    this.running = { id, jobs, batch };
+    const batch = jobs.length === 1 ? [] : stackInputs(jobs.map((j) => j.inputs), (datatype, n) => (datatype === 'FP32' ? this.batchBuffers.take(n) : undefined));
+    this.running = { id, jobs, rows, batch };
     // Inputs on shared memory reach the worker as they are; others are copied (never
     // transferred: the caller keeps its buffers).
-    this.worker.postMessage({ id, inputs: jobs.length === 1 ? job.inputs : batch });
-  }
-
-  /** Waiting jobs that can join `first` in one batch: same shapes after dim 0, rows within maxBatch. */
-  private takeCompanions(first: Job): Job[] {
-    const taken: Job[] = [];
-    let rows = first.inputs[0]?.dims[0] ?? 1;
-    for (let i = 0; i < this.queue.length && rows < this.maxBatch; ) {
-      const job = this.queue[i];
-      const late = job.settled ? undefined : rejection(job.options);
-      if (late) job.reject(late);
-      if (job.settled) {
-        this.queue.splice(i, 1);
-        continue;
-      }
-      const n = job.inputs[0]?.dims[0] ?? 1;
-      if (rows + n <= this.maxBatch && sameTail(first.inputs, job.inputs)) {
-        this.queue.splice(i, 1);
-        taken.push(job);
-        rows += n;
-      } else {
-        i++;
-      }
-    }
-    return taken;
+    this.worker.postMessage({ id, inputs: (jobs.length === 1 ? jobs[0].inputs : batch).map(toWire) });
   }
 
   private onReply(m: WorkerReply): void {
     if ((m.kind !== 'result' && m.kind !== 'error') || this.running?.id !== m.id) return;
-    const { jobs, batch } = this.running;
+    const { jobs, rows, batch } = this.running;
     this.running = undefined;
     for (const t of batch) if (t.data instanceof Float32Array) this.batchBuffers.give(t.data);
     if (m.kind === 'result') {
       this.runs += jobs.length;
       this.executions++;
-      const parts = jobs.length === 1 ? [m.outputs] : splitRows(m.outputs, jobs.map((j) => j.inputs[0]?.dims[0] ?? 1));
-      jobs.forEach((job, i) => {
-        const part = parts?.[i];
-        if (!part) return job.reject(new InferenceError('INTERNAL', 'ONNX Runtime returned outputs without the batch dimension first'));
-        const outputs = new Map<string, Tensor>();
-        for (const o of part) outputs.set(o.name, { name: o.name, datatype: ORT_TO_KSERVE[o.type] ?? 'FP32', shape: o.dims, data: o.data });
-        job.resolve(outputs);
-      });
+      const outputs = new Map(m.outputs.map((o): [string, Tensor] => [o.name, { name: o.name, datatype: ORT_TO_KSERVE[o.type] ?? 'FP32', shape: o.dims, data: o.data }]));
+      try {
+        const parts = jobs.length === 1 ? [outputs] : splitOutputs(outputs, rows);
+        jobs.forEach((job, i) => job.resolve(parts[i]));
+      } catch (err) {
+        for (const job of jobs) job.reject(err as InferenceError);
+      }
     } else {
       for (const job of jobs) job.reject(new InferenceError('INTERNAL', `ONNX Runtime failed: ${m.message}`));
     }
@@ -377,13 +353,13 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     const err = new InferenceError('UNAVAILABLE', reason);
     for (const job of this.running?.jobs ?? []) job.reject(err);
     this.running = undefined;
-    for (const job of this.queue.splice(0)) job.reject(err);
+    for (const job of this.queue.drain()) job.reject(err);
     for (const wake of this.idleWaiters.splice(0)) wake();
     if (this.state === 'failed') this.scheduleRelaunch();
   }
 
   private scheduleRelaunch(): void {
-    const delay = Math.min(MAX_RELAUNCH_DELAY_MS, 500 * 2 ** this.relaunches++);
+    const delay = backoffDelay(this.relaunches++, { baseMs: 500, capMs: MAX_RELAUNCH_DELAY_MS });
     this.relaunchTimer = setTimeout(() => {
       this.launch().then(
         () => {
@@ -407,43 +383,8 @@ function rejection(options: InferOptions): InferenceError | undefined {
   return undefined;
 }
 
-/** Same names, types and dimensions after the first (the batch) in every input. */
-function sameTail(a: WireTensor[], b: WireTensor[]): boolean {
-  return a.length === b.length && a.every((t, i) => {
-    const u = b[i];
-    return t.name === u.name && t.type === u.type && t.dims.length === u.dims.length && t.dims.every((d, k) => k === 0 || d === u.dims[k]);
-  });
-}
-
-/** The jobs' inputs stacked along dim 0 into one batch (FP32 inputs into shared buffers from `pool`). */
-function concatRows(inputs: WireTensor[][], pool: SharedRasterPool): WireTensor[] {
-  return inputs[0].map((first, i) => {
-    const parts = inputs.map((job) => job[i]);
-    const length = parts.reduce((n, p) => n + p.data.length, 0);
-    const data = first.data instanceof Float32Array ? pool.take(length) : new (first.data.constructor as new (n: number) => WireTensor['data'])(length);
-    let at = 0;
-    for (const p of parts) {
-      (data as Float32Array).set(p.data as Float32Array, at);
-      at += p.data.length;
-    }
-    return { name: first.name, type: first.type, dims: [parts.reduce((n, p) => n + p.dims[0], 0), ...first.dims.slice(1)], data };
-  });
-}
-
-/** One batch's outputs cut back into each job's rows; undefined when an output is not batch-first. */
-function splitRows(outputs: WireTensor[], rows: number[]): WireTensor[][] | undefined {
-  const total = rows.reduce((a, b) => a + b, 0);
-  if (outputs.some((o) => o.dims[0] !== total)) return undefined;
-  const result: WireTensor[][] = rows.map(() => []);
-  for (const o of outputs) {
-    const per = o.data.length / total;
-    let row = 0;
-    rows.forEach((n, j) => {
-      result[j].push({ name: o.name, type: o.type, dims: [n, ...o.dims.slice(1)], data: o.data.slice(row * per, (row + n) * per) });
-      row += n;
-    });
-  }
-  return result;
+function toWire(t: Tensor): WireTensor {
+  return { name: t.name, type: KSERVE_TO_ORT[t.datatype], dims: [...t.shape], data: t.data };
 }
 
 function toSpec(s: WireSpec): TensorSpec {

@@ -8,6 +8,7 @@
  * until it is read, and while it does not fit the served model, the API stays unready with
  * the reason and reads it again with backoff, so a catalog uploaded or fixed later is taken.
  */
+import { backoffDelay } from '../backoff.js';
 import type { Catalog } from '../models/catalog.js';
 import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '../recognition/detection.js';
 import { InferenceError, type InferenceBackend, type InferOptions, type ModelMetadata, type Tensor } from './backend.js';
@@ -21,7 +22,7 @@ export interface CatalogLoader {
 export interface RetryDelays {
   /** Between backend start attempts, and the first catalog retry. */
   retryMs: number;
-  /** Catalog retries double up to this. */
+  /** Catalog retries back off up to this. */
   maxRetryMs: number;
 }
 
@@ -59,7 +60,8 @@ export class BackgroundStart implements InferenceBackend {
 
   private async loop(): Promise<void> {
     let catalog: Catalog | undefined;
-    let catalogDelay = this.delays.retryMs;
+    const catalogBackoff = { baseMs: this.delays.retryMs, capMs: this.delays.maxRetryMs };
+    let catalogFailures = 0;
     let backendStarted = false;
     while (!this.closed) {
       if (catalog === undefined) {
@@ -68,8 +70,7 @@ export class BackgroundStart implements InferenceBackend {
           this.catalog = catalog;
         } catch (err) {
           this.fail(err);
-          await sleep(catalogDelay);
-          catalogDelay = Math.min(catalogDelay * 2, this.delays.maxRetryMs);
+          await sleep(backoffDelay(catalogFailures++, catalogBackoff));
           continue;
         }
       }
@@ -94,8 +95,7 @@ export class BackgroundStart implements InferenceBackend {
         // this process runs: unready with the reason (for /readyz) until redeployed.
         this.fail(err);
         if (!this.catalogs.refreshable) return;
-        await sleep(catalogDelay);
-        catalogDelay = Math.min(catalogDelay * 2, this.delays.maxRetryMs);
+        await sleep(backoffDelay(catalogFailures++, catalogBackoff));
         catalog = undefined;
       }
     }

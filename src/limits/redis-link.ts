@@ -14,6 +14,7 @@
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { defineLimiterCommands, type LimiterRedis } from './redis-scripts.js';
+import { backoffDelay } from '../backoff.js';
 import { raceSignal, timeoutSignal } from '../deadline.js';
 
 export interface LimitsLogger {
@@ -50,8 +51,9 @@ export class RedisLink {
       commandTimeout: Math.max(5000, this.timeoutMs * 4),
       connectTimeout: 1000,
       maxRetriesPerRequest: 0,
-      // Keep trying for ever, at most one second apart, so recovery is quick.
-      retryStrategy: (times) => Math.min(50 * times, 1000),
+      // Keep trying for ever, at most one second apart, so recovery is quick; jittered, so
+      // the pods that lost Redis together do not all reconnect in the same instant.
+      retryStrategy: (times) => backoffDelay(times - 1, { baseMs: 50, capMs: 1_000, jitter: 'equal' }),
       connectionName: 'recognition-limits',
     });
     // Without a listener ioredis prints every connection error; state changes are logged instead.

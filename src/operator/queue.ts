@@ -5,6 +5,7 @@
  *   marks it dirty and it is queued again at done() (one reconcile in flight per key);
  * - addRateLimited() delays a key by its own exponential backoff, forget() resets it.
  */
+import { backoffDelay } from '../backoff.js';
 
 export interface BackoffOptions {
   baseDelayMs: number;
@@ -77,7 +78,7 @@ export class WorkQueue {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
     this.hooks.onRetry?.();
-    const delay = Math.min(this.backoff.baseDelayMs * 2 ** n, this.backoff.maxDelayMs);
+    const delay = backoffDelay(n, { baseMs: this.backoff.baseDelayMs, capMs: this.backoff.maxDelayMs });
     this.addAfter(key, delay);
     return delay;
   }

@@ -2,6 +2,7 @@
  * The deadline pipeline: one image through fetch → store → detect → finish, against an
  * absolute deadline. Every way out is an Outcome and the record never stays unfinished.
  */
+import { backoffDelay } from '../backoff.js';
 import { deadlineSignal, raceSignal } from '../deadline.js';
 import { CapacityExceeded } from './capacity.js';
 import { InferenceError, type Detection, type ObjectDetector } from './detection.js';
@@ -89,16 +90,11 @@ export class DeadlinePipeline {
         () => false,
       );
     if (await attempt()) return;
-    let wait = 500;
+    let retries = 0;
     const again = (): void => {
-      setTimeout(() => {
-        void attempt().then((ok) => {
-          if (ok) return;
-          if (Date.now() + wait > until) return logger.error({ requestId }, 'could not record a failed request as ERROR; giving up');
-          wait = Math.min(wait * 2, 30_000);
-          again();
-        });
-      }, wait).unref();
+      const wait = backoffDelay(retries++, { baseMs: 500, capMs: 30_000 });
+      if (Date.now() + wait > until) return logger.error({ requestId }, 'could not record a failed request as ERROR; giving up');
+      setTimeout(() => void attempt().then((ok) => ok || again()), wait).unref();
     };
     again();
   }

@@ -5,6 +5,7 @@
  * connection broke mid-way may have committed, so only reads are retried then. The API
  * answers what is left 503 DATABASE_UNAVAILABLE with Retry-After.
  */
+import { retry } from '../backoff.js';
 
 export interface DbFault {
   /** For logs and metrics. */
@@ -63,8 +64,11 @@ export function isTransientDbFault(err: unknown): boolean {
 }
 
 export interface RetryOptions {
-  /** 'read': retry any transient fault; 'write': only faults where the statement did not apply. */
-  kind: 'read' | 'write';
+  /**
+   * True when running `op` twice does no harm (a read, a conditional upsert): any transient
+   * fault is retried. False: only faults where the statement certainly did not apply.
+   */
+  idempotent: boolean;
   /** Give up (rethrow) once this much time has passed since the first try. */
   budgetMs?: number;
   /** Absolute deadline (epoch ms) that also bounds the retries. */
@@ -75,18 +79,12 @@ export interface RetryOptions {
 export const DB_RETRY_BUDGET_MS = 3_000;
 
 /** Runs `op`, retrying transient faults with backoff within the budget (and the deadline). */
-export async function withDbRetry<T>(op: () => Promise<T>, options: RetryOptions): Promise<T> {
-  const start = Date.now();
-  const until = Math.min(start + (options.budgetMs ?? DB_RETRY_BUDGET_MS), options.deadline ?? Number.POSITIVE_INFINITY);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await op();
-    } catch (err) {
-      const fault = transientDbFault(err);
-      if (fault === null || (options.kind === 'write' && !fault.notApplied)) throw err;
-      const wait = Math.min(1_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      if (Date.now() + wait >= until) throw err;
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
+export function withDbRetry<T>(op: () => Promise<T>, options: RetryOptions): Promise<T> {
+  const until = Math.min(Date.now() + (options.budgetMs ?? DB_RETRY_BUDGET_MS), options.deadline ?? Number.POSITIVE_INFINITY);
+  const retryable = (err: unknown): boolean => {
+    const fault = transientDbFault(err);
+    return fault !== null && (options.idempotent || fault.notApplied);
+  };
+  // Every API pod lost the same server: jitter spreads their return.
+  return retry(() => op(), { retryable, until, baseMs: 100, capMs: 1_000, jitter: 'equal' });
 }

@@ -145,6 +145,14 @@ describe('TritonBackend ↔ local v2 server', () => {
     await wrongVersion.close();
   });
 
+  test('close() ends a start still waiting for the model, instead of polling on to its timeout', async () => {
+    // An hour-long start timeout: only close() can end this start before the test's own timeout.
+    const waiting = new TritonBackend({ url: `127.0.0.1:${port}`, modelName: 'no-such-model', startTimeoutMs: 3_600_000 });
+    const started = waiting.start();
+    await waiting.close();
+    await rejectsWith(started, 'UNAVAILABLE', /closed while waiting/);
+  });
+
   test('a deadline shorter than the model run: DEADLINE_EXCEEDED; an expired one is not sent at all', async () => {
     const input = inputs.get('camera.png')!;
     await rejectsWith(triton.infer([input], { deadline: Date.now() + 30 }), 'DEADLINE_EXCEEDED', /DEADLINE_EXCEEDED/);
@@ -182,7 +190,7 @@ describe('TritonBackend ↔ local v2 server', () => {
     await rejectsWith(triton.infer([input]), 'UNAVAILABLE', /not sent|No connection established/);
 
     server = await start(port);
-    assert.equal(await eventually(() => triton.ready(), 15_000), true, 'ready again without a new client');
+    await eventually(() => triton.ready(), { what: 'ready again without a new client' });
     const again = await triton.infer([input]);
     const a = again.get('detections')!.data as Float32Array;
     const b = expected.get('detections')!.data as Float32Array;

@@ -5,7 +5,8 @@ import { Metadata, status as Status, type ServiceError } from '@grpc/grpc-js';
 import { InferenceError } from '../../src/inference/backend.js';
 import { decodeTensorData, encodeTensorData } from '../../src/inference/triton/tensor-codec.js';
 import { inferenceCodeOf, toInferenceError } from '../../src/inference/triton/status-map.js';
-import { neverSent, retryUnsent } from '../../src/inference/triton/retry-unsent.js';
+import { retry } from '../../src/backoff.js';
+import { neverSent, UNSENT_RETRY } from '../../src/inference/triton/retry-unsent.js';
 
 function serviceError(code: Status, details: string): ServiceError {
   return Object.assign(new Error(`${code} ${Status[code]}: ${details}`), { code, details, metadata: new Metadata() });
@@ -74,19 +75,19 @@ describe('retry only what never left the client', () => {
 
   test('retries a never-sent failure, up to the limit, and nothing else', async () => {
     let calls = 0;
-    const ok = await retryUnsent(async () => {
+    const ok = await retry(async () => {
       calls++;
       if (calls < 3) throw serviceError(Status.UNAVAILABLE, 'No connection established');
       return 'done';
-    }, { maxAttempts: 3, beforeRetry: async () => {} });
+    }, UNSENT_RETRY);
     assert.equal(ok, 'done');
     assert.equal(calls, 3);
 
     calls = 0;
-    await assert.rejects(retryUnsent(async () => {
+    await assert.rejects(retry(async () => {
       calls++;
       throw serviceError(Status.UNAVAILABLE, 'Connection dropped');
-    }, { maxAttempts: 3, beforeRetry: async () => {} }), /Connection dropped/);
+    }, UNSENT_RETRY), /Connection dropped/);
     assert.equal(calls, 1);
   });
 });

@@ -7,7 +7,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as Status } from '@grpc/grpc-js';
 import type { Tensor } from '../../src/inference/backend.js';
-import { DynamicBatcher, concatInputs, splitOutputs } from '../../src/inference/v2-server/dynamic-batcher.js';
+import { BatchQueue, splitOutputs, stackInputs } from '../../src/inference/batching.js';
+import { DynamicBatcher } from '../../src/inference/v2-server/dynamic-batcher.js';
 import { V2Error } from '../../src/inference/v2-server/errors.js';
 
 const rows = (values: number[][]): Tensor => ({ name: 'x', datatype: 'FP32', shape: [values.length, values[0].length], data: Float32Array.from(values.flat()) });
@@ -21,8 +22,8 @@ function doubling(executions: number[]): (inputs: Tensor[]) => Promise<Map<strin
 }
 
 describe('dynamic batcher', () => {
-  test('concat and split keep each request\'s rows together and in order', () => {
-    const joined = concatInputs([[rows([[1, 2]])], [rows([[3, 4], [5, 6]])]]);
+  test('stack and split keep each request\'s rows together and in order', () => {
+    const joined = stackInputs([[rows([[1, 2]])], [rows([[3, 4], [5, 6]])]]);
     assert.deepEqual(joined[0].shape, [3, 2]);
     assert.deepEqual([...joined[0].data], [1, 2, 3, 4, 5, 6]);
     const parts = splitOutputs(new Map([['y', { ...joined[0], name: 'y' }]]), [1, 2]);
@@ -30,6 +31,19 @@ describe('dynamic batcher', () => {
     assert.deepEqual(parts[1].get('y')!.shape, [2, 2]);
     assert.deepEqual([...parts[1].get('y')!.data], [3, 4, 5, 6]);
     assert.throws(() => splitOutputs(new Map([['y', { ...joined[0], name: 'y' }]]), [1, 1]), /3 rows for a batch of 2/);
+  });
+
+  test('the shared queue batches a run from the front only: a request that cannot join ends the batch, none is overtaken', () => {
+    const job = (name: string, values: number[][]) => ({ name, inputs: [rows(values)] });
+    const q = new BatchQueue<ReturnType<typeof job>>(4);
+    for (const j of [job('a', [[1, 1]]), job('b', [[2, 2], [3, 3]]), job('wide', [[4, 4, 4]]), job('c', [[5, 5]])]) q.push(j);
+    assert.deepEqual(q.peek(), { rows: 3, complete: true });
+    const first = q.take();
+    assert.deepEqual([first.jobs.map((j) => j.name), first.rows], [['a', 'b'], [1, 2]]);
+    assert.deepEqual(q.take().jobs.map((j) => j.name), ['wide']);
+    assert.deepEqual(q.peek(), { rows: 1, complete: false }, 'a lone request below the maximum could still grow');
+    assert.deepEqual(q.removeWhere((j) => j.name === 'c').map((j) => j.name), ['c']);
+    assert.deepEqual(q.take(), { jobs: [], rows: [] });
   });
 
   test('requests queued together run as one batch up to max_batch_size; the rest go in the next', async () => {

@@ -8,6 +8,7 @@ import { loadConfig } from '../../config.js';
 import { audited, CLI_ACTOR, type AuditEntry } from '../../store/audit.js';
 import { readMonthlyUsage } from '../../store/key-usage.js';
 import { readCatalog } from '../../models/catalog-source.js';
+import { keyClasses } from '../../recognition/key-classes.js';
 import { createKey, getKey, listKeys, transitionKey, updateKey, type ApiKey, type KeyFields } from '../../store/keys.js';
 import { resolveOrg } from '../../store/orgs.js';
 import { emit, stdoutOutput, withDatabase } from './db.js';
@@ -75,16 +76,9 @@ export interface KeyFlags {
 
 /** '' → no classes; '*' → all; 'a,b' → those labels, which must exist in the catalog. */
 export async function parseClasses(raw: string, labels: () => Promise<string[]>): Promise<string[]> {
-  const list = [...new Set(raw.split(',').map((s) => s.trim()).filter((s) => s !== ''))];
-  if (list.length === 0) return [];
-  if (list.includes('*')) {
-    if (list.length > 1) throw new Error('--classes: "*" (all classes) stands alone');
-    return ['*'];
-  }
-  const known = new Set(await labels());
-  const unknown = list.filter((l) => !known.has(l));
-  if (unknown.length > 0) throw new Error(`--classes: unknown class ${unknown.map((u) => `"${u}"`).join(', ')} (not in the model catalog; see the labels in its catalog.json)`);
-  return list;
+  const checked = await keyClasses(raw.split(','), labels);
+  if ('problem' in checked) throw new Error(`--classes: ${checked.problem}`);
+  return checked.classes;
 }
 
 async function toFields(deps: KeyDeps, f: KeyFlags): Promise<KeyFields> {

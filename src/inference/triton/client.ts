@@ -5,10 +5,11 @@
  * Errors leave this module as InferenceError (status-map.ts).
  */
 import * as grpc from '@grpc/grpc-js';
+import { retry } from '../../backoff.js';
 import { injectTraceContext } from '../../telemetry/tracing.js';
 import { InferenceError } from '../backend.js';
 import { inferenceService } from './proto.js';
-import { retryUnsent } from './retry-unsent.js';
+import { UNSENT_RETRY } from './retry-unsent.js';
 import { isServiceError, toInferenceError } from './status-map.js';
 import type {
   ModelConfigMsg,
@@ -58,9 +59,6 @@ const DEFAULTS = {
   keepaliveTimeoutMs: 10_000,
   maxMessageBytes: 64 * 1024 * 1024,
 };
-
-/** Attempts for a call whose failure proves it was never sent (see retry-unsent.ts). */
-const MAX_ATTEMPTS = 3;
 
 export class TritonClient {
   readonly url: string;
@@ -131,14 +129,14 @@ export class TritonClient {
     // The address stays out of messages (they reach API clients); it is in the logs' cause.
     const what = `${method} (inference server)`;
     try {
-      return await retryUnsent(
+      return await retry(
         async () => {
           if (options.signal?.aborted) throw new InferenceError('CANCELLED', `${what}: cancelled by the caller`);
           if (Date.now() >= deadline) throw new InferenceError('DEADLINE_EXCEEDED', `${what}: the time budget ran out before the call`);
           await this.waitForConnection(Math.min(deadline, Date.now() + this.opts.connectTimeoutMs), options.signal);
           return await this.unary(method, request, deadline, options.signal);
         },
-        { maxAttempts: MAX_ATTEMPTS, beforeRetry: async () => {} },
+        UNSENT_RETRY,
       );
     } catch (err) {
       // CANCELLED that this caller did not ask for comes from the other side: the server

@@ -13,26 +13,12 @@
  * the server saw them; that is below this layer.)
  */
 import { status as Status } from '@grpc/grpc-js';
+import type { RetryOptions } from '../../backoff.js';
 import { isServiceError } from './status-map.js';
 
 export function neverSent(err: unknown): boolean {
   return isServiceError(err) && err.code === Status.UNAVAILABLE && /(^|: )No connection established/.test(err.details ?? '');
 }
 
-export interface RetryUnsentOptions {
-  /** Total attempts, the first included. */
-  maxAttempts: number;
-  /** Called before each retry; resolves when it is worth trying again (e.g. reconnected). */
-  beforeRetry(attempt: number): Promise<void>;
-}
-
-export async function retryUnsent<T>(attempt: () => Promise<T>, options: RetryUnsentOptions): Promise<T> {
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (n >= options.maxAttempts || !neverSent(err)) throw err;
-      await options.beforeRetry(n);
-    }
-  }
-}
+/** The client's retry: at once (the wait for a connection is the call's own), up to 3 tries in all. */
+export const UNSENT_RETRY: RetryOptions = { retryable: neverSent, maxAttempts: 3, baseMs: 0, capMs: 0 };

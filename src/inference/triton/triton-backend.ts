@@ -4,6 +4,7 @@
  * come from the server's ModelMetadata; tensors travel as raw little-endian bytes.
  */
 import { status as Status } from '@grpc/grpc-js';
+import { retry } from '../../backoff.js';
 import { InferenceError, type InferenceBackend, type InferOptions, type ModelMetadata, type Tensor, type TensorSpec } from '../backend.js';
 import { TritonClient, type TritonClientOptions } from './client.js';
 import type { ModelInferRequest, TensorMetadataMsg } from './messages.js';
@@ -32,6 +33,8 @@ export class TritonBackend implements InferenceBackend {
   private meta: ModelMetadata | undefined;
   private batchLimit: number | undefined;
   private requestSeq = 0;
+  /** Aborted by close(): a start still polling gives up at once instead of at its timeout. */
+  private readonly closing = new AbortController();
 
   constructor(options: TritonBackendOptions) {
     this.client = new TritonClient({ ...options.client, url: options.url });
@@ -43,25 +46,19 @@ export class TritonBackend implements InferenceBackend {
 
   /** Waits (bounded) until the model is ready, then reads its metadata. */
   async start(): Promise<void> {
-    const until = Date.now() + this.startTimeoutMs;
-    let last: unknown;
-    for (;;) {
-      try {
-        if (await this.ready()) {
-          const deadline = Date.now() + this.healthTimeoutMs;
-          this.meta = toModelMetadata(await this.client.modelMetadata(this.modelName, this.modelVersion, { deadline }), this.modelVersion);
-          this.batchLimit = await this.readMaxBatchSize(deadline);
-          return;
-        }
-        last = new InferenceError('MODEL_NOT_READY', `model ${this.describeModel()} is not ready on ${this.client.url}`);
-      } catch (err) {
-        last = err;
-      }
-      if (Date.now() >= until) {
-        const reason = last instanceof Error ? last.message : String(last);
-        throw new InferenceError(last instanceof InferenceError ? last.code : 'UNAVAILABLE', `Triton at ${this.client.url} not ready after ${this.startTimeoutMs} ms: ${reason}`, { cause: last });
-      }
-      await new Promise((r) => setTimeout(r, 500));
+    const attempt = async (): Promise<void> => {
+      if (!(await this.ready())) throw new InferenceError('MODEL_NOT_READY', `model ${this.describeModel()} is not ready on ${this.client.url}`);
+      const deadline = Date.now() + this.healthTimeoutMs;
+      this.meta = toModelMetadata(await this.client.modelMetadata(this.modelName, this.modelVersion, { deadline }), this.modelVersion);
+      this.batchLimit = await this.readMaxBatchSize(deadline);
+    };
+    try {
+      // A steady poll: a server still loading a model answers cheaply, and readiness is wanted at once.
+      await retry(attempt, { retryable: () => true, until: Date.now() + this.startTimeoutMs, signal: this.closing.signal, baseMs: 500, capMs: 500 });
+    } catch (last) {
+      if (this.closing.signal.aborted) throw new InferenceError('UNAVAILABLE', `closed while waiting for Triton at ${this.client.url}`, { cause: last });
+      const reason = last instanceof Error ? last.message : String(last);
+      throw new InferenceError(last instanceof InferenceError ? last.code : 'UNAVAILABLE', `Triton at ${this.client.url} not ready after ${this.startTimeoutMs} ms: ${reason}`, { cause: last });
     }
   }
 
@@ -112,6 +109,7 @@ export class TritonBackend implements InferenceBackend {
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
     this.client.close();
   }
 

@@ -3,10 +3,11 @@
  * is free, the queued requests are gathered up to max_batch_size (or until the oldest has
  * waited max_queue_delay), concatenated along the batch dimension, run once, and the
  * outputs are split back row by row. Requests that piled up while the model was busy go
- * out together at the next slot, so batches grow exactly when load does.
+ * out together at the next slot, so batches grow exactly when load does. The queue, the
+ * grouping rule and the stacking are ../batching.ts's; the waiting rule is Triton's, here.
  */
 import type { Tensor } from '../backend.js';
-import { allocateTensorData } from '../triton/tensor-codec.js';
+import { BatchQueue, splitOutputs, stackInputs, type Batch } from '../batching.js';
 import { V2Error } from './errors.js';
 import { status as Status } from '@grpc/grpc-js';
 
@@ -34,9 +35,6 @@ export interface BatchedResult {
 
 interface Pending {
   inputs: Tensor[];
-  rows: number;
-  /** Non-batch dimensions of every input: only equal ones can share a batch. */
-  signature: string;
   enqueuedAt: bigint;
   resolve(r: BatchedResult): void;
   reject(err: unknown): void;
@@ -44,13 +42,15 @@ interface Pending {
 }
 
 export class DynamicBatcher {
-  private readonly queue: Pending[] = [];
+  private readonly queue: BatchQueue<Pending>;
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
   private flushing = false;
 
-  constructor(private readonly opts: DynamicBatcherOptions) {}
+  constructor(private readonly opts: DynamicBatcherOptions) {
+    this.queue = new BatchQueue(opts.maxBatchSize);
+  }
 
   get queued(): number {
     return this.queue.length;
@@ -62,20 +62,15 @@ export class DynamicBatcher {
       return Promise.reject(new V2Error(Status.UNAVAILABLE, `Exceeds maximum queue size (${this.opts.maxQueueSize} requests waiting)`));
     }
     if (signal?.aborted) return Promise.reject(new V2Error(Status.CANCELLED, 'cancelled before it was queued'));
-    const rows = this.opts.maxBatchSize > 0 ? inputs[0].shape[0] : 1;
     return new Promise<BatchedResult>((resolve, reject) => {
       const onAbort = (): void => {
-        const i = this.queue.indexOf(item);
-        if (i >= 0) {
-          this.queue.splice(i, 1);
+        if (this.queue.remove(item)) {
           reject(new V2Error(Status.CANCELLED, 'cancelled while queued'));
           this.notifyIdle();
         }
       };
       const item: Pending = {
         inputs,
-        rows,
-        signature: inputs.map((t) => `${t.name}:${t.shape.slice(1).join('x')}`).join('|'),
         enqueuedAt: process.hrtime.bigint(),
         resolve,
         reject,
@@ -101,7 +96,7 @@ export class DynamicBatcher {
 
   /** Refuses everything still queued (forced shutdown). */
   abortQueued(reason: string): void {
-    for (const item of this.queue.splice(0)) {
+    for (const item of this.queue.drain()) {
       item.detach();
       item.reject(new V2Error(Status.UNAVAILABLE, reason));
     }
@@ -121,49 +116,37 @@ export class DynamicBatcher {
   private shouldDispatch(): boolean {
     if (this.opts.maxBatchSize === 0 || this.flushing) return true;
     const full = Math.min(this.opts.preferredBatchSize ?? this.opts.maxBatchSize, this.opts.maxBatchSize);
-    let rows = 0;
-    for (const p of this.queue) {
-      if (p.signature !== this.queue[0].signature) return true; // the batch cannot grow further
-      rows += p.rows;
-      if (rows >= full) return true;
-    }
-    const waitedUs = Number(process.hrtime.bigint() - this.queue[0].enqueuedAt) / 1000;
-    return waitedUs >= this.opts.maxQueueDelayUs;
+    const next = this.queue.peek();
+    if (next.complete || next.rows >= full) return true; // waiting cannot make it better
+    return this.waitedUs() >= this.opts.maxQueueDelayUs;
+  }
+
+  /** How long the oldest request has waited (µs). */
+  private waitedUs(): number {
+    return Number(process.hrtime.bigint() - this.queue.oldest!.enqueuedAt) / 1000;
   }
 
   private armTimer(): void {
     if (this.timer) return;
-    const waitedUs = Number(process.hrtime.bigint() - this.queue[0].enqueuedAt) / 1000;
-    const ms = Math.max(0, (this.opts.maxQueueDelayUs - waitedUs) / 1000);
+    const ms = Math.max(0, (this.opts.maxQueueDelayUs - this.waitedUs()) / 1000);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.pump();
     }, ms);
   }
 
-  /** The longest run of queued requests, from the front, that fits one batch. */
-  private take(): Pending[] {
+  private take(): Batch<Pending> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    const first = this.queue.shift()!;
-    const batch = [first];
-    if (this.opts.maxBatchSize === 0) return batch;
-    let rows = first.rows;
-    while (this.queue.length > 0) {
-      const next = this.queue[0];
-      if (next.signature !== first.signature || rows + next.rows > this.opts.maxBatchSize) break;
-      batch.push(this.queue.shift()!);
-      rows += next.rows;
-    }
-    return batch;
+    return this.queue.take();
   }
 
-  private dispatch(batch: Pending[]): void {
+  private dispatch(batch: Batch<Pending>): void {
     this.running += 1;
     const startedAt = process.hrtime.bigint();
-    for (const p of batch) p.detach(); // past this point a cancel cannot unschedule it
+    for (const p of batch.jobs) p.detach(); // past this point a cancel cannot unschedule it
     void this.execute(batch, startedAt).finally(() => {
       this.running -= 1;
       this.pump();
@@ -171,21 +154,20 @@ export class DynamicBatcher {
     });
   }
 
-  private async execute(batch: Pending[], startedAt: bigint): Promise<void> {
+  private async execute({ jobs, rows }: Batch<Pending>, startedAt: bigint): Promise<void> {
     try {
       const t0 = process.hrtime.bigint();
-      const single = batch.length === 1;
-      const inputs = single ? batch[0].inputs : concatInputs(batch.map((p) => p.inputs));
+      const single = jobs.length === 1;
+      const inputs = single ? jobs[0].inputs : stackInputs(jobs.map((p) => p.inputs));
       const t1 = process.hrtime.bigint();
       const outputs = await this.opts.run(inputs);
       const t2 = process.hrtime.bigint();
-      const parts = single ? [outputs] : splitOutputs(outputs, batch.map((p) => p.rows));
+      const parts = single ? [outputs] : splitOutputs(outputs, rows);
       const t3 = process.hrtime.bigint();
-      const rows = batch.reduce((n, p) => n + p.rows, 0);
-      this.opts.onExecuted?.(rows, { input: Number(t1 - t0), infer: Number(t2 - t1), output: Number(t3 - t2) });
-      batch.forEach((p, i) => p.resolve({ outputs: parts[i], queueNs: Number(startedAt - p.enqueuedAt) }));
+      this.opts.onExecuted?.(rows.reduce((n, r) => n + r, 0), { input: Number(t1 - t0), infer: Number(t2 - t1), output: Number(t3 - t2) });
+      jobs.forEach((p, i) => p.resolve({ outputs: parts[i], queueNs: Number(startedAt - p.enqueuedAt) }));
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      for (const p of jobs) p.reject(err);
     }
   }
 
@@ -195,37 +177,4 @@ export class DynamicBatcher {
     this.idleWaiters = [];
     for (const w of waiters) w();
   }
-}
-
-/** Concatenates each named input of every request along dimension 0. */
-export function concatInputs(requests: Tensor[][]): Tensor[] {
-  return requests[0].map((first) => {
-    const parts = requests.map((inputs) => inputs.find((t) => t.name === first.name)!);
-    const rows = parts.reduce((n, t) => n + t.shape[0], 0);
-    const total = parts.reduce((n, t) => n + t.data.length, 0);
-    const data = allocateTensorData(first.datatype, total);
-    let offset = 0;
-    for (const t of parts) {
-      (data as Float32Array).set(t.data as Float32Array, offset);
-      offset += t.data.length;
-    }
-    return { name: first.name, datatype: first.datatype, shape: [rows, ...first.shape.slice(1)], data };
-  });
-}
-
-/** Splits every output along dimension 0 into consecutive pieces of `rows[i]` rows. */
-export function splitOutputs(outputs: Map<string, Tensor>, rows: number[]): Array<Map<string, Tensor>> {
-  const total = rows.reduce((a, b) => a + b, 0);
-  const result = rows.map(() => new Map<string, Tensor>());
-  for (const [name, t] of outputs) {
-    if (t.shape[0] !== total) throw new V2Error(Status.INTERNAL, `output ${name} has ${t.shape[0]} rows for a batch of ${total}`);
-    const perRow = total === 0 ? 0 : t.data.length / total;
-    let row = 0;
-    rows.forEach((n, i) => {
-      const data = t.data.slice(row * perRow, (row + n) * perRow);
-      result[i].set(name, { name, datatype: t.datatype, shape: [n, ...t.shape.slice(1)], data });
-      row += n;
-    });
-  }
-  return result;
 }
