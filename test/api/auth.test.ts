@@ -7,6 +7,7 @@ import { keysSetStatus } from '../../src/cli/commands/keys.js';
 import { loggerOptions } from '../../src/telemetry/logging.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 let t: TestApp;
 const png = readFixture('camera.png').toString('base64');
@@ -159,10 +160,6 @@ test('the key is never logged, even at trace level and on failures', async () =>
 test('last_used_at is recorded', async () => {
   const k = await t.newKey();
   await sync(k.key);
-  let row = await t.db('api_keys').where({ id: k.id }).first();
-  for (let i = 0; i < 50 && row.last_used_at === null; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    row = await t.db('api_keys').where({ id: k.id }).first();
-  }
-  assert.ok(row.last_used_at instanceof Date);
+  const used = await eventually(async () => (await t.db('api_keys').where({ id: k.id }).first()).last_used_at, { what: 'last_used_at set', intervalMs: 20 });
+  assert.ok(used instanceof Date);
 });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ObjectDetector } from '../../src/recognition/detection.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 
 let t: TestApp;
@@ -43,19 +44,6 @@ interface Row {
   finished_at: Date | null;
 }
 
-/** Retries `check` every 10 ms until it stops throwing (at most 5 s); returns its value. */
-async function eventually<T>(check: () => T | Promise<T>): Promise<T> {
-  const until = Date.now() + 5_000;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-}
-
 const rowsOf = (k: TestKey): Promise<Row[]> => t.db('requests').where({ key_id: k.id });
 
 async function lookup(k: TestKey, id: string) {
@@ -71,7 +59,7 @@ async function seeState(k: TestKey, status: 'QUEUED' | 'PROCESSING'): Promise<Ro
     assert.equal(rows.length, 1);
     assert.equal(rows[0].status, status);
     return rows[0];
-  });
+  }, { what: `the request ${status}`, intervalMs: 10 });
   assert.equal(row.started_at === null, status === 'QUEUED', 'started_at is set exactly when inference starts');
   assert.equal(row.finished_at, null);
   const seen = await lookup(k, row.id);
@@ -88,7 +76,7 @@ async function lifecycle(k: TestKey, submit: () => Promise<{ statusCode: number;
     // The image server takes 1.5 s to answer: accepted and charged, the request waits QUEUED.
     const queued = await seeState(k, 'QUEUED');
     // The image arrived and inference started (held here): PROCESSING, not before.
-    await eventually(() => assert.equal(inferring, before + 1));
+    await eventually(() => inferring === before + 1, { what: 'inference started', intervalMs: 10 });
     const processing = await seeState(k, 'PROCESSING');
     assert.equal(processing.id, queued.id);
   } finally {
@@ -123,7 +111,7 @@ test('sync: a repeat while the first is still QUEUED is 409 REQUEST_IN_PROGRESS'
   const payload = { external_id: 'life-409', image_url: images.url('/slow?ms=1500') };
   const send = () => t.app.inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': k.key }, payload });
   const first = send();
-  await eventually(async () => assert.equal((await rowsOf(k))[0]?.status, 'QUEUED'));
+  await eventually(async () => (await rowsOf(k))[0]?.status === 'QUEUED', { what: 'the first request QUEUED', intervalMs: 10 });
   const repeat = await send();
   assert.equal(repeat.statusCode, 409, repeat.body);
   assert.equal(json(repeat).error_code, 'REQUEST_IN_PROGRESS');

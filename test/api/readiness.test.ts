@@ -1,20 +1,11 @@
 /** /readyz while the limiter store is down: still ready (the API keeps serving), and says so. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { buildTestApp, json } from '../helpers/app.js';
-
-/** A loopback port nothing listens on. */
-async function deadPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../helpers/local-server.js';
 
 test('Redis unreachable: /readyz is 200 and reports the limiter as degraded', async () => {
-  const t = await buildTestApp({ REDIS_URL: `redis://127.0.0.1:${await deadPort()}` });
+  const t = await buildTestApp({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
   try {
     const res = await t.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 200, res.body);

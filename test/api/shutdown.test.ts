@@ -9,6 +9,7 @@ import { createDb } from '../../src/store/db.js';
 import { createKey } from '../../src/store/keys.js';
 import { createOrg } from '../../src/store/orgs.js';
 import { testConfig } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
@@ -28,13 +29,8 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function waitForRow(db: ReturnType<typeof createDb>, externalId: string) {
-  for (let i = 0; i < 200; i++) {
-    const row = await db('requests').where({ external_id: externalId }).first();
-    if (row) return row;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('the request never started');
+function waitForRow(db: ReturnType<typeof createDb>, externalId: string) {
+  return eventually(() => db('requests').where({ external_id: externalId }).first(), { what: `the request ${externalId} started`, intervalMs: 25 });
 }
 
 test('SIGTERM path: the in-flight request completes, new connections are refused, pools close', { timeout: 120_000 }, async () => {

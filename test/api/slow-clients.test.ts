@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Longest a test waits for the server to cut a socket before calling it a failure. */
 const SAFETY_MS = 30_000;
@@ -151,17 +152,14 @@ test('one client address gets at most HTTP_MAX_IN_FLIGHT_PER_CLIENT requests in 
     const start = `POST /v1/cv/feedback HTTP/1.1\r\nHost: x\r\nx-api-key: ${k.key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`;
     held.push(dripClient(port, start, ''), dripClient(port, start, ''));
     // Wait until the server has seen both (a third request is refused only then).
-    let third: Response | undefined;
-    for (let n = 0; n < 100; n++) {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.status === 429) {
-        third = res;
-        break;
-      }
-      await res.text();
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(third, 'a third concurrent request from the same address was refused');
+    const third = await eventually(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        if (res.status === 429) return res;
+        await res.text();
+      },
+      { what: 'a third concurrent request from the same address refused', intervalMs: 50 },
+    );
     assert.equal(third.headers.get('retry-after'), '1');
     const body = (await third.json()) as { error_code: string; error: string };
     assert.equal(body.error_code, 'TOO_MANY_IN_FLIGHT');
@@ -169,14 +167,14 @@ test('one client address gets at most HTTP_MAX_IN_FLIGHT_PER_CLIENT requests in 
     // Once they go away, the address is served again.
     for (const h of held) h.stop();
     await Promise.all(held.map((h) => h.closed));
-    let ok = false;
-    for (let n = 0; n < 100 && !ok; n++) {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      ok = res.status === 200;
-      await res.text();
-      if (!ok) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(ok, 'served again after the held requests ended');
+    await eventually(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        await res.text();
+        return res.status === 200;
+      },
+      { what: 'served again after the held requests ended', intervalMs: 50 },
+    );
   } finally {
     for (const h of held) h.stop();
     await t.close();
@@ -189,26 +187,23 @@ test('the connection cap closes connections beyond HTTP_MAX_CONNECTIONS', async 
   try {
     const port = await listen(t);
     for (let n = 0; n < 3; n++) idle.push(dripClient(port, '', ''));
-    // Wait until the server counts all three.
-    for (let n = 0; n < 100; n++) {
-      const count = await new Promise<number>((resolve, reject) => t.app.server.getConnections((err, c) => (err ? reject(err) : resolve(c))));
-      if (count === 3) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(
+      async () => (await new Promise<number>((resolve, reject) => t.app.server.getConnections((err, c) => (err ? reject(err) : resolve(c))))) === 3,
+      { what: 'the server counting all three connections', intervalMs: 20 },
+    );
     const extra = dripClient(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', '');
     const { received } = await within(extra.closed, SAFETY_MS, 'the connection over the cap');
     assert.equal(received, '', 'the connection over the cap got no answer');
     idle[0].stop();
     await idle[0].closed;
-    let ok = false;
-    for (let n = 0; n < 100 && !ok; n++) {
-      ok = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }).then(
-        async (r) => (await r.text(), r.status === 200),
-        () => false,
-      );
-      if (!ok) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(ok, 'served once a connection slot was free');
+    await eventually(
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } });
+        await r.text();
+        return r.status === 200;
+      },
+      { what: 'served once a connection slot was free', intervalMs: 50 },
+    );
   } finally {
     for (const s of idle) s.stop();
     await t.close();

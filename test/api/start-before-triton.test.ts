@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
@@ -15,14 +14,7 @@ import { startV2Server } from '../../src/inference/v2-server/server.js';
 import { buildTestApp, json } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../helpers/local-server.js';
 
 test('the API listens before Triton is up; readiness waits for the model, then it serves', async () => {
   const port = await freePort();
@@ -54,8 +46,7 @@ test('the API listens before Triton is up; readiness waits for the model, then i
       models: ['centernet'],
       createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
     });
-    const ready = await eventually(async () => (await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200, 60_000);
-    assert.ok(ready, 'the API became ready once Triton served the model');
+    await eventually(async () => (await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200, { what: 'the API ready once Triton serves the model', timeoutMs: 60_000 });
 
     const res = await t.app.inject({
       method: 'POST',
@@ -86,13 +77,12 @@ test('a catalog that belongs to another model keeps the API unready, saying so',
   });
   const t = await buildTestApp({ TRITON_URL: server.grpcAddress, MODEL_CATALOG: path.join(dir, 'catalog.json') });
   try {
-    let detail = '';
-    const said = await eventually(async () => {
+    await eventually(async () => {
       const res = await t.app.inject({ method: 'GET', url: '/readyz' });
-      detail = json<{ checks: Record<string, string> }>(res).checks.inference;
-      return res.statusCode === 503 && /is for model "yolo-retail" but the backend serves "centernet"/.test(detail);
-    }, 30_000);
-    assert.ok(said, detail);
+      assert.equal(res.statusCode, 503);
+      assert.match(json<{ checks: Record<string, string> }>(res).checks.inference, /is for model "yolo-retail" but the backend serves "centernet"/);
+      return true;
+    }, { what: '/readyz naming the catalog of another model' });
   } finally {
     await t.close();
     await server.close({ graceMs: 0 });

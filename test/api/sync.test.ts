@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { readMonthlyUsage } from '../../src/store/key-usage.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 
 let t: TestApp;
@@ -235,12 +236,7 @@ describe('idempotency on (key, external_id)', () => {
     const external = eid('slow');
     const url = images.url('/slow?ms=1500');
     const first = sync({ external_id: external, image_url: url });
-    let row;
-    for (let i = 0; i < 100 && !row; i++) {
-      row = await t.db('requests').where({ key_id: key.id, external_id: external }).first();
-      if (!row) await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.ok(row, 'the first call created its request');
+    await eventually(() => t.db('requests').where({ key_id: key.id, external_id: external }).first(), { what: 'the first call creating its request', intervalMs: 20 });
     assertError(await sync({ external_id: external, image_url: url }), 409, 'request_in_progress', 'REQUEST_IN_PROGRESS');
     assert.equal((await first).statusCode, 200);
   });

@@ -10,25 +10,18 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, test } from 'node:test';
 import { enginesRange, minimumOf } from '../../src/supported-node.js';
+import { eventually } from '../helpers/eventually.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/local-server.js';
 
 const run = promisify(execFile);
 const servers: ChildProcess[] = [];
 const dataDirs: string[] = [];
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  return port;
-}
 
 after(async () => {
   for (const server of servers) if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
@@ -65,13 +58,9 @@ async function embeddedEndToEnd(node: string): Promise<Detection[]> {
   server.stderr?.on('data', (c) => (stderr += c));
   server.stdout?.resume();
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (ok) break;
-    assert.equal(server.exitCode, null, `the service exited: ${stderr}`);
-    assert.ok(i < 600, 'the service did not come up');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const exited = once(server, 'exit').then(() => Promise.reject(new Error(`the service exited: ${stderr}`)));
+  exited.catch(() => {});
+  await Promise.race([eventually(async () => (await fetch(`${base}/healthz`)).ok, { what: 'the service up', timeoutMs: 120_000, intervalMs: 200 }), exited]);
 
   const cli = async (args: string[]) =>
     JSON.parse((await run(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), ...args, '--json'], { cwd: REPO_ROOT, env })).stdout);

@@ -101,7 +101,7 @@ test('sign in, create a key, use it, watch it, suspend, revoke, sign out', { ski
   const counted = await eventually(async () => {
     const [{ n }] = await t.db('key_refusals_daily as r').join('requests as q', 'q.key_id', 'r.key_id').where('q.id', requestId).sum<{ n: string | null }[]>('r.refused as n');
     return Number(n ?? 0) === 1;
-  }, 10_000);
+  }, { what: 'the refused call counted once in key_refusals_daily' });
   assert.ok(counted, 'the refused call is counted once in key_refusals_daily');
   assert.ok(results.length > 0);
   const rated = await fetch(`${base}/v1/cv/feedback`, { method: 'POST', headers: { 'x-api-key': secret, 'content-type': 'application/json' }, body: JSON.stringify({ request_id: requestId, rating: 1 }) });

@@ -1,7 +1,8 @@
 /**
  * A server binary of the test's own (MinIO, Mailpit) as a child process on loopback: started,
  * then awaited until its health URL answers 200 (or it exits, with its last output in the
- * error), and killed for an outage or at the end.
+ * error), and killed for an outage or at the end. Also the suite's one way to pick a free
+ * loopback port and to see whether something listens on one.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,6 +24,7 @@ export function findBinary(name: string, label: string, binDirEnv: string): { bi
   return { skip: message };
 }
 
+/** A loopback port free right now, for a server the test starts. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -31,6 +33,14 @@ export function freePort(): Promise<number> {
       const { port } = s.address() as net.AddressInfo;
       s.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether something accepts a TCP connection on the loopback port. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+    s.on('error', () => resolve(false));
   });
 }
 
@@ -53,8 +63,8 @@ export async function startLocalServer(
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${output.slice(-2000)}`))));
   exited.catch(() => {});
   await Promise.race([
-    eventually(async () => (await fetch(readyUrl).catch(() => null))?.status === 200, timeoutMs).then((ok) => {
-      if (!ok) throw new Error(`${name} did not become ready: ${output.slice(-2000)}`);
+    eventually(async () => (await fetch(readyUrl)).status === 200, { what: `${name} ready`, timeoutMs }).catch((err: Error) => {
+      throw new Error(`${err.message}: ${output.slice(-2000)}`);
     }),
     exited,
   ]);

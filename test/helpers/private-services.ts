@@ -7,21 +7,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { eventually } from './eventually.js';
+import { freePort, portOpen } from './local-server.js';
 
 const run = promisify(execFile);
-
-/** A loopback port free right now. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export async function pgBinDir(): Promise<string | null> {
   const root = '/usr/lib/postgresql';
@@ -112,16 +104,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     port,
     async start() {
       child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-      // Ready when it accepts a connection.
-      for (let i = 0; i < 100; i++) {
-        const ok = await new Promise<boolean>((resolve) => {
-          const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
-          s.on('error', () => resolve(false));
-        });
-        if (ok) return;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error('private redis-server did not start');
+      await eventually(() => portOpen(port), { what: 'the private redis-server accepting connections', intervalMs: 50 });
     },
     async kill() {
       const c = child;

@@ -7,11 +7,11 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { prepareImage } from '../../src/inference/preprocess.js';
 import { REPO_ROOT, readFixture } from './fixtures.js';
+import { freePort } from './local-server.js';
 
 export const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 
@@ -27,14 +27,6 @@ export function pythonEnv(): { python: string } | { skip: string } {
   const why = 'the Python test environment (real Triton, tritonclient) is missing: run scripts/python-env.sh (about a minute, once)';
   if (process.env.CI === 'true') throw new Error(why);
   return { skip: why };
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface RealTriton {

@@ -4,6 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import { InferenceError, type Tensor } from '../../src/inference/backend.js';
 import { createInferenceBackend } from '../../src/inference/create-backend.js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
+import { eventually } from '../helpers/eventually.js';
 import { INPUT_SHAPE, testConfig } from './model.js';
 
 function image(fill: number, batch = 1): Tensor {
@@ -161,9 +162,8 @@ describe('OnnxRuntimeBackend lifecycle', () => {
       await (b as unknown as { worker: Worker }).worker.terminate();
       assert.equal(await b.ready(), false);
       await assert.rejects(b.infer([image(22)]), isInferenceError('UNAVAILABLE', /down/));
-      // Relaunch after 0.5 s plus model load and warm-up; poll up to a generous bound.
-      for (let i = 0; i < 600 && !(await b.ready()); i++) await new Promise((r) => setTimeout(r, 100));
-      assert.equal(await b.ready(), true);
+      // Relaunch after 0.5 s plus model load and warm-up.
+      await eventually(() => b.ready(), { what: 'the relaunched inference thread ready', timeoutMs: 60_000 });
       assert.deepEqual((await b.infer([image(23)])).get('detections')?.shape, [1, 100, 6]);
     } finally {
       await b.close();

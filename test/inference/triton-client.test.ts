@@ -1,17 +1,9 @@
 /** The gRPC client with nothing listening: fails fast with UNAVAILABLE, sends nothing, honours the caller's abort. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { InferenceError } from '../../src/inference/backend.js';
 import { TritonClient } from '../../src/inference/triton/client.js';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+import { freePort } from '../helpers/local-server.js';
 
 test('no server: UNAVAILABLE "not sent" once the connect wait is over, not at the request deadline', async () => {
   const client = new TritonClient({ url: `127.0.0.1:${await freePort()}`, connectTimeoutMs: 300 });

@@ -96,7 +96,7 @@ describe('recog inference-server (a separate process)', () => {
 
       const second = await startCli(first.grpcPort);
       children.push(second.child);
-      assert.ok(await eventually(() => triton.ready(), 15_000), 'ready again without a new client');
+      await eventually(() => triton.ready(), { what: 'ready again without a new client' });
       const again = await triton.infer([input]);
       assert.deepEqual([...(again.get('detections')!.data as Float32Array)], [...(expected.get('detections')!.data as Float32Array)]);
       second.child.kill('SIGTERM');

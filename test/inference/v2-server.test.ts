@@ -15,6 +15,7 @@ import type { ModelInferRequest } from '../../src/inference/triton/messages.js';
 import { decodeTensorData, encodeTensorData } from '../../src/inference/triton/tensor-codec.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
 import { parseTritonConfig } from '../../src/models/triton-config.js';
+import { eventually } from '../helpers/eventually.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
 
 const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
@@ -224,7 +225,7 @@ describe('local v2 inference server', () => {
   test('graceful shutdown: not ready at once, the call in flight still gets its answer, then the port is closed', async () => {
     let settled = false;
     const inFlight = client.modelInfer(inferRequest(basketball)).finally(() => (settled = true));
-    while (server.inFlight() === 0 && !settled) await new Promise((r) => setTimeout(r, 2)); // wait until the server holds it
+    await eventually(() => server.inFlight() > 0 || settled, { what: 'the call held by the server (or answered)', intervalMs: 2 });
     assert.equal(server.inFlight(), 1, 'the request is on the server when the shutdown starts');
     const closing = server.close({ graceMs: 20_000 });
     const answer = await inFlight;

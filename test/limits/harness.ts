@@ -6,7 +6,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { createDb, type Db } from '../../src/store/db.js';
@@ -14,6 +13,8 @@ import { migrateLatest } from '../../src/store/migrate.js';
 import { createOrg } from '../../src/store/orgs.js';
 import { createKey } from '../../src/store/keys.js';
 import { createLimits, type CreateLimitsOptions, type LimitsService, type KeyLimits } from '../../src/limits/index.js';
+import { eventually } from '../helpers/eventually.js';
+import { freePort } from '../helpers/local-server.js';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/services.js';
 
 export const CONFIG = { rateLimitPerMinute: 10, lookupRateLimitPerMinute: 600 };
@@ -103,26 +104,6 @@ export function count<T>(items: T[], pred: (t: T) => boolean): number {
   return items.filter(pred).length;
 }
 
-/** Polls until `cond` holds or `ms` pass; the caller asserts the outcome (no timing in pass/fail). */
-export async function waitFor(cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return cond();
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as net.AddressInfo).port;
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
-
 /** A private redis-server on loopback, for tests that stop, restart or flush Redis. */
 export class PrivateRedis {
   private proc?: ChildProcess;
@@ -143,19 +124,19 @@ export class PrivateRedis {
       stdio: 'ignore',
     });
     this.proc = proc;
-    const up = await waitFor(async () => {
-      const c = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      c.on('error', () => {});
-      try {
-        await c.connect();
-        return (await c.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        c.disconnect();
-      }
-    }, 10_000);
-    if (!up) throw new Error(`redis-server did not start on port ${this.port}`);
+    await eventually(
+      async () => {
+        const c = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+        c.on('error', () => {});
+        try {
+          await c.connect();
+          return (await c.ping()) === 'PONG';
+        } finally {
+          c.disconnect();
+        }
+      },
+      { what: `redis-server answering on port ${this.port}`, intervalMs: 50 },
+    );
   }
 
   async stop(): Promise<void> {

@@ -86,7 +86,7 @@ describe('MODEL_CATALOG on S3', { skip }, () => {
     const relabelled = { ...centernet, classes: centernet.classes.map((c) => ({ ...c, label: `${c.label}-s3`, external_id: `sku-${c.index}` })) };
     await put('repo/centernet/catalog.json', relabelled);
     const t = await app(catalogEnv('repo/centernet/catalog.json'));
-    assert.ok(await eventually(async () => (await readyz(t)).status === 200, 30_000), JSON.stringify(await readyz(t)));
+    await eventually(async () => (await readyz(t)).status === 200, { what: 'the API ready' });
     const body = await recognise(t, 'basketball1.png');
     assert.equal(body.status, 'DONE', JSON.stringify(body));
     assert.ok(body.results.length > 0);
@@ -99,7 +99,7 @@ describe('MODEL_CATALOG on S3', { skip }, () => {
   test('a missing catalog keeps the API unready, naming the URL and the S3 error; uploaded, it is taken without a restart', async () => {
     const t = await app(catalogEnv('late/centernet/catalog.json'));
     assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200, 'the API listens meanwhile');
-    assert.ok(await eventually(async () => /NoSuchKey/.test((await readyz(t)).inference ?? ''), 10_000));
+    await eventually(async () => /NoSuchKey/.test((await readyz(t)).inference ?? ''), { what: '/readyz naming NoSuchKey' });
     const unready = await readyz(t);
     assert.equal(unready.status, 503);
     assert.match(unready.inference, /^model not ready: cannot read the model catalog s3:\/\/models\/late\/centernet\/catalog\.json: NoSuchKey/);
@@ -107,7 +107,7 @@ describe('MODEL_CATALOG on S3', { skip }, () => {
     assert.equal(early.status, 'ERROR', 'refused cleanly while the catalog is missing');
 
     await put('late/centernet/catalog.json', centernet);
-    assert.ok(await eventually(async () => (await readyz(t)).status === 200, 40_000), 'ready once the catalog is there');
+    await eventually(async () => (await readyz(t)).status === 200, { what: 'ready once the catalog is there', timeoutMs: 40_000 });
     const body = await recognise(t, 'basketball1.png');
     assert.equal(body.status, 'DONE');
     assert.ok(body.results.some((d) => d.label === 'person' && d.external_id === 'coco:1'), JSON.stringify(body.results));
@@ -129,11 +129,11 @@ describe('MODEL_CATALOG on S3', { skip }, () => {
       await put('yolo/yolo12n/catalog.json', tooMany);
       const a = await app({ ...catalogEnv('yolo/yolo12n/catalog.json'), MODEL_REPOSITORY: repo, MODEL_NAME: 'yolo12n' });
       const why = /does not fit the served model "yolo12n": it maps 81 classes \(index 80, shopping cart beyond the model's 80\)/;
-      assert.ok(await eventually(async () => why.test((await readyz(a)).inference ?? ''), 30_000), JSON.stringify(await readyz(a)));
+      await eventually(async () => why.test((await readyz(a)).inference ?? ''), { what: `/readyz matching ${why}` });
       assert.equal((await readyz(a)).status, 503);
 
       await put('yolo/yolo12n/catalog.json', fitting);
-      assert.ok(await eventually(async () => (await readyz(a)).status === 200, 40_000), JSON.stringify(await readyz(a)));
+      await eventually(async () => (await readyz(a)).status === 200, { what: 'ready once a fitting catalog is there', timeoutMs: 40_000 });
       const body = await recognise(a, 'basketball1.png');
       assert.ok(body.results.some((d) => d.label === 'person'), JSON.stringify(body));
     } finally {

@@ -143,7 +143,7 @@ describe('YOLO12n imported and served', () => {
     closers.push(() => v2.close({ graceMs: 0 }));
     const { backend } = await createDetectorInBackground(testConfig({ MODEL_REPOSITORY: repo, MODEL_NAME: 'shop', MODEL_CATALOG: wrong, TRITON_URL: v2.grpcAddress }));
     closers.push(() => backend.close());
-    assert.ok(await eventually(async () => backend.lastError !== undefined && why.test(backend.lastError), 30_000), backend.lastError);
+    await eventually(() => backend.lastError !== undefined && why.test(backend.lastError), { what: `the backend's last error matching ${why}` });
     assert.equal(await backend.ready(), false);
   });
 

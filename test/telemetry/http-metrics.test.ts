@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { readFixture } from '../helpers/fixtures.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 import { startMetricsServer } from '../../src/telemetry/metrics-server.js';
@@ -134,7 +135,7 @@ test('rate limit, quota and balance refusals are counted by reason', async () =>
 });
 
 test('METRICS_PORT: the same registry on a separate server that serves only /metrics', async () => {
-  const server = await startMetricsServer(t.services.metrics!, { port: 0, host: '127.0.0.1' });
+  const server = await startMetricsServer(t.services.metrics, { port: 0, host: '127.0.0.1' });
   try {
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
     assert.equal(res.status, 200);
@@ -157,17 +158,10 @@ test('a client that hangs up mid-request does not leave the in-flight gauge up',
     signal: controller.signal,
   });
   // wait until the request is being processed, then hang up
-  for (let i = 0; i < 100 && sample(await scrape(), 'http_requests_in_flight') !== 2; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(sample(await scrape(), 'http_requests_in_flight'), 2, 'the sync request and the scrape');
+  await eventually(async () => sample(await scrape(), 'http_requests_in_flight') === 2, { what: 'the sync request and the scrape in flight', intervalMs: 20 });
   controller.abort();
   await assert.rejects(call);
-  let inFlight: number | undefined;
-  for (let i = 0; i < 100; i++) {
-    inFlight = sample(await scrape(), 'http_requests_in_flight');
-    if (inFlight === 1) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.equal(inFlight, 1, 'only the scrape itself once the client has hung up');
+  await eventually(async () => sample(await scrape(), 'http_requests_in_flight') === 1, { what: 'only the scrape itself in flight once the client has hung up', intervalMs: 20 });
   const text = await scrape();
   assert.equal(sample(text, 'http_request_duration_seconds_count{method="POST",route="/v1/cv/requests/sync",status_code="499"}'), 1, 'recorded as 499 client closed request');
 });

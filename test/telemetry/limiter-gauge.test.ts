@@ -11,6 +11,7 @@ import { createDb } from '../../src/store/db.js';
 import { migrateLatest } from '../../src/store/migrate.js';
 import { watchLimiter } from '../../src/telemetry/instrument.js';
 import { Metrics } from '../../src/telemetry/metrics.js';
+import { eventually } from '../helpers/eventually.js';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/services.js';
 
 const config = { rateLimitPerMinute: 10, lookupRateLimitPerMinute: 600 };
@@ -61,15 +62,6 @@ async function gauge(m: Metrics): Promise<number> {
   return Number(line?.split(' ')[1]);
 }
 
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
-
 test('limiter_degraded: 0 with Redis, 1 when the connection is cut, 0 again after it comes back', async () => {
   const link = await relay(new URL(TEST_REDIS_URL));
   const metrics = new Metrics({ defaultMetrics: false });
@@ -79,10 +71,10 @@ test('limiter_degraded: 0 with Redis, 1 when the connection is cut, 0 again afte
     assert.equal(limits.mode(), 'redis');
     assert.equal(await gauge(metrics), 0);
     await link.cut();
-    assert.ok(await until(async () => (await gauge(metrics)) === 1), 'degraded after the cut');
+    await eventually(async () => (await gauge(metrics)) === 1, { what: 'the gauge at 1 after the cut' });
     assert.equal(limits.mode(), 'degraded');
     await link.restore();
-    assert.ok(await until(async () => (await gauge(metrics)) === 0), 'recovered after the relay is back');
+    await eventually(async () => (await gauge(metrics)) === 0, { what: 'the gauge back at 0 once the relay is back' });
     assert.equal(limits.mode(), 'redis');
   } finally {
     unwatch();

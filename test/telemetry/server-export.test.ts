@@ -18,20 +18,13 @@ import { createOrg } from '../../src/store/orgs.js';
 import { startTracing } from '../../src/telemetry/tracing.js';
 import { testConfig } from '../helpers/app.js';
 import { readFixture } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/local-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
 let database: TestDatabase;
 let dataDir: string;
 let receiver: http.Server;
 const received: Array<{ url: string; contentType: string; body: string }> = [];
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 before(async () => {
   database = await createTestDatabase();

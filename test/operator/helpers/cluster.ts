@@ -7,11 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
+import { eventually as poll } from '../../helpers/eventually.js';
+import { freePort } from '../../helpers/local-server.js';
 
 export interface K8sTools {
   etcd: string;
@@ -86,16 +87,7 @@ export function findHelm(): string | undefined {
   return helm;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 function httpsGet(url: string, token: string): Promise<number> {
   return new Promise((resolve) => {
@@ -230,20 +222,9 @@ export async function startCluster(tools: K8sTools): Promise<TestCluster> {
   return { server, dir, saKeyFile: path.join(dir, 'sa.key'), admin, restricted, kubeConfig, kubeConfigFile, stop };
 }
 
-/** Polls until fn returns a value that is not undefined (or throws the last error at the deadline). */
-export async function eventually<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String((last as Error).message ?? last)}` : ''}`);
-    await sleep(200);
-  }
+/** The suite's one polling helper (test/helpers/eventually.ts) under this file's signature. */
+export function eventually<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
+  return poll(fn, { what, timeoutMs, intervalMs: 200 });
 }
 
 /**
