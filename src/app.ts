@@ -1,11 +1,13 @@
 /**
- * Builds the Fastify application from its dependencies. No side effects on import:
- * server.ts owns the process (listen, signals, shutdown); tests build the app through
- * test/helpers/app.ts. createServices() composes the real dependencies from the config.
+ * Builds the Fastify application: one plugin per dependency (src/app/), then the routes.
+ * No side effects on import: server.ts owns the process (listen, signals, shutdown); tests
+ * build the app through test/helpers/app.ts. The clients a caller passes in stay the
+ * caller's; those it leaves out the app opens from the config and closes itself.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Knex } from 'knex';
 import type { Config } from './config.js';
 import { registerConsole, type ConsoleOptions } from './console/plugin.js';
@@ -15,32 +17,28 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api
 import { installHsts } from './api/transport-security.js';
 import { ApiError, REJECTION_REASONS } from './api/errors.js';
 import { recognitionRoutes } from './api/routes/recognition.js';
-import { operationsRoutes, type ReadinessCheck } from './api/routes/operations.js';
+import { operationsRoutes } from './api/routes/operations.js';
 import { sharedSchemas } from './api/schemas.js';
-import { decodeBase64Image } from './images/base64.js';
-import { createImageIntake } from './images/intake.js';
+import { database } from './app/database.js';
+import { imageStore } from './app/image-store.js';
+import { inference } from './app/inference.js';
+import { limits } from './app/limits.js';
+import { readiness } from './app/readiness.js';
+import { recognition } from './app/recognition.js';
+import { sweeps, type SweepsOptions } from './app/sweeps.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './images/types.js';
 import type { InferenceBackend } from './inference/backend.js';
-import { createDetector, createDetectorInBackground } from './inference/create-detector.js';
 import type { Limits } from './limits/types.js';
-import { isRemoteCatalog } from './models/catalog-source.js';
 import { telemetryPlugin } from './telemetry/http.js';
-import { instrumentBackend, instrumentDetector, instrumentFetcher, instrumentImageStore, instrumentKnex, watchLimiter } from './telemetry/instrument.js';
 import { Metrics } from './telemetry/metrics.js';
-import { createLimits } from './limits/index.js';
 import type { ObjectDetector } from './recognition/detection.js';
-import { CapacityGate, gateDetector } from './recognition/capacity.js';
-import { RecognitionService } from './recognition/service.js';
-import { pingDb } from './store/db.js';
-import { PgFeedbackRepository } from './store/feedback.js';
-import { imageRemoved, sweepExpiredImages } from './store/image-retention.js';
-import { PgRequestRepository, closeInstanceRequests, failAbandonedRequests } from './store/requests.js';
+import type { CapacityGate } from './recognition/capacity.js';
+import { imageRemoved } from './store/image-retention.js';
 
 export const API_VERSION = '1.0.0';
 
-export interface AppDeps {
-  config: Readonly<Config>;
-  db: Knex;
+/** The outside clients; a caller that passes one in closes it after app.close(). */
+export interface Clients {
   detector: ObjectDetector;
   backend: InferenceBackend;
   limits: Limits;
@@ -49,6 +47,12 @@ export interface AppDeps {
   signer: ImageUrlSigner;
   /** IMAGE_URL_MODE=presigned: image_url in results is a presigned store link. */
   presignImage?: (requestId: string) => Promise<string>;
+}
+
+export interface AppDeps extends Partial<Clients> {
+  config: Readonly<Config>;
+  /** The caller's pool: it migrates before and closes it after the app. */
+  db: Knex;
   decodeBase64?: (input: string, maxEncodedBytes: number) => IntakeImage;
   /** Tags this process's requests (graceful shutdown closes only its own). */
   instanceId?: string;
@@ -56,20 +60,14 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Console overrides (tests: sign-in throttling thresholds, the password hasher, where the web files are). */
   console?: Pick<ConsoleOptions, 'throttle' | 'passwords' | 'assetsDir' | 'clock'>;
-  /** Admission to decode/inference (default: from config.detectConcurrency and detectQueueLength). */
+  /** The capacity gate of decode/inference (default: from config.detectConcurrency and detectQueueLength). */
   detectGate?: CapacityGate;
 }
 
-export interface BuildAppOptions {
+export interface BuildAppOptions extends Omit<SweepsOptions, 'config' | 'instanceId'> {
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (server.ts); wins over `logger`. */
   loggerInstance?: FastifyBaseLogger;
-  /** Sweep abandoned QUEUED/PROCESSING requests at start and every `sweepIntervalMs` (default on). */
-  sweepAbandoned?: boolean;
-  sweepIntervalMs?: number;
-  /** Delete images past IMAGE_RETENTION_DAYS at start and every `retentionIntervalMs` (default on, hourly). */
-  sweepImages?: boolean;
-  retentionIntervalMs?: number;
 }
 
 /** Stable across restarts of the same process slot (host and port), unique among live replicas. */
@@ -78,22 +76,8 @@ export function instanceIdFor(config: Pick<Config, 'port'>, hostname = os.hostna
   return config.port === 0 ? `${hostname}:0:${randomBytes(6).toString('hex')}` : `${hostname}:${config.port}`;
 }
 
-/**
- * No request runs past its deadline (sync limit) while its process lives: at the deadline the
- * process ends it itself. The margin covers that last write and its retries (db-faults.ts);
- * past it, nobody will finish the request.
- */
-export const ABANDON_MARGIN_MS = 10_000;
-export function abandonedAfterMs(config: Pick<Config, 'syncTimeoutMs'>): number {
-  return config.syncTimeoutMs + ABANDON_MARGIN_MS;
-}
-
-/** How often the sweep runs: the longest a request can stay unfinished is abandonedAfterMs plus this. */
-export const SWEEP_INTERVAL_MS = 5_000;
-
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const { config, db } = deps;
-  const instanceId = deps.instanceId ?? randomBytes(8).toString('hex');
+  const { config } = deps;
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimitBytes,
@@ -111,9 +95,26 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     // no body field has that name, and dropping it is what makes parsing safe.
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',
+    // Every path parameter reaches its route, whose schema bounds it and answers with the
+    // route's own code (INVALID_REQUEST_ID, VALIDATION_FAILED) instead of a framework refusal
+    // before routing. The request line is already bounded by node's 16 KiB header limit, and
+    // no route matches a parameter with a regular expression (what the default 100 guards).
+    routerOptions: { maxParamLength: 16_384 },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
+  try {
+    await compose(app, deps, options);
+    return app;
+  } catch (err) {
+    // What the plugins opened before the failure closes with the app.
+    await app.close().catch(() => {});
+    throw err;
+  }
+}
 
+async function compose(app: FastifyInstance, deps: AppDeps, options: BuildAppOptions): Promise<void> {
+  const { config, db } = deps;
+  const instanceId = deps.instanceId ?? randomBytes(8).toString('hex');
   for (const schema of sharedSchemas) app.addSchema(schema);
   // The request's arrival, before authentication and before its body is read: the sync
   // deadline counts from here.
@@ -149,143 +150,77 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     if (draining) void reply.header('Connection', 'close');
   });
 
-  const detectGate = deps.detectGate ?? new CapacityGate(config.detectConcurrency, config.detectQueueLength);
-  app.decorate('detectGate', detectGate);
-  const requests = new PgRequestRepository(db, instanceId);
-  const service = new RecognitionService({
-    observer: { recognition: (outcome, mode) => metrics.countRecognition(outcome, mode), batchSize: (n) => metrics.observeBatchSize(n) },
-    requests,
-    feedback: new PgFeedbackRepository(db),
-    detector: gateDetector(deps.detector, detectGate),
-    fetcher: deps.fetcher,
-    decodeBase64: deps.decodeBase64 ?? decodeBase64Image,
-    imageStore: deps.imageStore,
-    signer: deps.signer,
-    presignImage: deps.presignImage,
-    settings: { syncTimeoutMs: config.syncTimeoutMs, batchConcurrency: config.batchConcurrency, maxBase64Bytes: config.imageMaxBase64Bytes },
-    logger: {
-      warn: (obj, msg) => app.log.warn(obj, msg),
-      error: (obj, msg) => app.log.error(obj, msg),
-    },
-  });
-  app.decorate('recognition', service);
+  // In the order /readyz lists their checks. onClose hooks run last registered first: the
+  // sweeps stop, then this instance's unfinished requests end, then the clients close.
+  await app.register(readiness);
+  await app.register(database, { db, metrics });
+  await app.register(dependencies, { ...deps, metrics });
+  await app.register(recognition, { config, metrics, instanceId, decodeBase64: deps.decodeBase64, detectGate: deps.detectGate });
 
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, version: API_VERSION });
-
-  const checks: Record<string, ReadinessCheck> = {
-    database: () => pingDb(db),
-    limits: () => deps.limits.ready(),
-    inference: async () => {
-      if (await deps.backend.ready()) return { ok: true };
-      const why = (deps.backend as { lastError?: string }).lastError;
-      return { ok: false, detail: why ? `model not ready: ${why}` : 'model not ready' };
-    },
-  };
-  const store = deps.imageStore;
-  if (store.ready) checks.imageStore = () => store.ready!();
-  await app.register(operationsRoutes, { checks, imageStore: store, signer: deps.signer, imageRemoved: (id) => imageRemoved(db, id) });
-  await app.register(recognitionRoutes, {
-    service,
-    auth: { db, limits: deps.limits },
-  });
-  await registerConsole(app, { db, signer: deps.signer, config, ...deps.console });
-
-  if (options.sweepAbandoned ?? true) {
-    const sweep = async () => {
-      const n = await failAbandonedRequests(db, abandonedAfterMs(config));
-      if (n > 0) app.log.warn({ count: n }, 'marked abandoned requests ERROR');
-    };
-    let timer: NodeJS.Timeout | undefined;
-    app.addHook('onReady', async () => {
-      // A restart under the same stable instance id (same host and port) cannot have live work:
-      // whatever that id left unfinished was abandoned by the previous run, however recent.
-      const previous = await failAbandonedRequests(db, 0, instanceId);
-      if (previous > 0) app.log.warn({ count: previous }, 'marked requests of the previous run ERROR');
-      await sweep();
-      timer = setInterval(() => void sweep().catch((err: unknown) => app.log.error({ err }, 'abandoned-request sweep failed')), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
-      timer.unref();
-    });
-    app.addHook('onClose', async () => clearInterval(timer));
-  }
-  if ((options.sweepImages ?? true) && config.imageRetentionDays > 0) {
-    // Every replica runs it; an advisory lock lets one delete while the others skip.
-    const sweep = async () => {
-      const r = await sweepExpiredImages(db, deps.imageStore, config.imageRetentionDays);
-      if (r.deleted > 0 || r.failed > 0) app.log.info({ deleted: r.deleted, failed: r.failed, retentionDays: config.imageRetentionDays }, 'image retention sweep');
-    };
-    const run = () => void sweep().catch((err: unknown) => app.log.error({ err }, 'image retention sweep failed'));
-    let timer: NodeJS.Timeout | undefined;
-    app.addHook('onReady', async () => {
-      run();
-      timer = setInterval(run, options.retentionIntervalMs ?? 3_600_000);
-      timer.unref();
-    });
-    app.addHook('onClose', async () => clearInterval(timer));
-  }
-  // After in-flight HTTP requests drained (or the drain bound cut them off), nothing of ours stays unfinished.
-  app.addHook('onClose', async () => {
-    const n = await closeInstanceRequests(db, instanceId).catch(() => 0);
-    if (n > 0) app.log.warn({ count: n }, 'closed unfinished requests at shutdown');
-  });
-  return app;
+  const { images } = app;
+  await app.register(operationsRoutes, { checks: app.readiness, imageStore: images.store, signer: images.signer, imageRemoved: (id) => imageRemoved(db, id) });
+  await app.register(recognitionRoutes, { service: app.recognition, auth: { db, limits: app.limits } });
+  await registerConsole(app, { db, signer: images.signer, config, ...deps.console });
+  const { sweepAbandoned, sweepIntervalMs, sweepImages, retentionIntervalMs } = options;
+  await app.register(sweeps, { config, instanceId, sweepAbandoned, sweepIntervalMs, sweepImages, retentionIntervalMs });
 }
 
+type LogLike = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+
+interface ClientOptions extends Partial<Clients> {
+  config: Readonly<Config>;
+  metrics: Metrics;
+  /** Default: the app's logger. */
+  log?: LogLike;
+}
+
+/** The clients' plugins (after `readiness`): a client passed in is used as is, the others are opened. */
+const dependencies = fp<ClientOptions>(async (app, deps) => {
+  const { config, metrics, log } = deps;
+  await app.register(limits, { config, metrics, log, limits: deps.limits });
+  await app.register(inference, { config, metrics, log, inference: deps.detector && deps.backend && { detector: deps.detector, backend: deps.backend } });
+  const given = deps.fetcher && deps.imageStore && deps.signer && { fetcher: deps.fetcher, store: deps.imageStore, signer: deps.signer, presign: deps.presignImage };
+  await app.register(imageStore, { config, metrics, images: given });
+});
+
 declare module 'fastify' {
-  interface FastifyInstance {
-    recognition: RecognitionService;
-    detectGate: CapacityGate;
-  }
   interface FastifyRequest {
     /** Epoch ms at which the request arrived (its first onRequest hook). */
     arrivedAt: number;
   }
 }
 
-/** The real dependencies, from the configuration (the composition root's half of the work). */
-export interface Services extends AppDeps {
-  close(): Promise<void>;
-}
+/** The clients opened from the configuration, for callers that share them between apps (tests). */
+export type Services = AppDeps & Clients & { metrics: Metrics; close(): Promise<void> };
 
-export async function createServices(config: Readonly<Config>, db: Knex, log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void }): Promise<Services> {
-  const closers: Array<() => Promise<void>> = [];
+/**
+ * Opens the clients with the same plugins the app uses, on an instance of their own that
+ * serves nothing: its close() closes them, in reverse order of opening.
+ */
+export async function createServices(config: Readonly<Config>, db: Knex, log: LogLike): Promise<Services> {
+  const metrics = new Metrics();
+  const host = Fastify({ logger: false });
   try {
-    const metrics = new Metrics();
-    const limits = await createLimits({ config, redisUrl: config.redisUrl, logger: log });
-    closers.push(() => limits.close());
-    const unwatchLimiter = watchLimiter(limits, metrics);
-    closers.push(async () => unwatchLimiter());
-    // With Triton the server listens at once and readiness waits for the model (it may take
-    // minutes to load), and for an s3:// catalog (it may not be uploaded yet); the embedded
-    // ONNX Runtime with a catalog file loads in seconds and is awaited.
-    const { detector, backend } =
-      config.tritonUrl === undefined && !isRemoteCatalog(config.modelCatalog)
-        ? await createDetector(config, (b) => instrumentBackend(b, metrics))
-        : await createDetectorInBackground(config, (b) => instrumentBackend(b, metrics), (err) =>
-            log.warn({ err: (err as Error).message }, 'inference backend not ready'),
-          );
-    closers.push(() => backend.close());
-    const detachDb = instrumentKnex(db, metrics);
-    closers.push(async () => detachDb());
-    const intake = await createImageIntake(config);
-    const storeClose = (intake.store as { close?: () => void }).close;
-    if (storeClose) closers.push(async () => storeClose.call(intake.store));
-    return {
-      config,
-      db,
-      metrics,
-      detector: instrumentDetector(detector),
-      backend,
-      limits,
-      fetcher: instrumentFetcher(intake.fetcher, metrics),
-      imageStore: instrumentImageStore(intake.store),
-      signer: intake.signer,
-      presignImage: intake.presign,
-      async close() {
-        for (const c of closers.reverse()) await c().catch(() => {});
-      },
-    };
+    await host.register(readiness);
+    await host.register(dependencies, { config, metrics, log });
+    await host.ready();
   } catch (err) {
-    for (const c of closers.reverse()) await c().catch(() => {});
+    await host.close().catch(() => {});
     throw err;
   }
+  const { images } = host;
+  return {
+    config,
+    db,
+    metrics,
+    detector: host.detector,
+    backend: host.backend,
+    limits: host.limits,
+    fetcher: images.fetcher,
+    imageStore: images.store,
+    signer: images.signer,
+    presignImage: images.presign,
+    close: () => host.close().catch(() => {}),
+  };
 }

@@ -8,19 +8,19 @@ import './supported-node.js';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { buildApp, createServices, instanceIdFor, type Services } from './app.js';
+import { buildApp, instanceIdFor } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './store/embedded.js';
 import { migrateLatest } from './store/migrate.js';
 import { closeInstanceRequests } from './store/requests.js';
 import { loggerOptions } from './telemetry/logging.js';
+import { Metrics } from './telemetry/metrics.js';
 import { startMetricsServer } from './telemetry/metrics-server.js';
 import { startTracing } from './telemetry/tracing.js';
 import { withTimeout } from './deadline.js';
 
 export interface RunningServer {
   app: FastifyInstance;
-  services: Services;
   database: DatabaseHandle;
   instanceId: string;
   /** Stops accepting, lets in-flight work finish within config.shutdownTimeoutMs, closes pools. */
@@ -35,30 +35,29 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
     log: (msg) => logger.info(msg),
     warn: (msg) => logger.warn({ component: 'database' }, String(msg)),
   });
-  let services: Services | undefined;
+  let built: FastifyInstance | undefined;
   try {
     const applied = await migrateLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrated');
-    services = await createServices(config, database.db, logger);
     const instanceId = instanceIdFor(config);
-    const app = await buildApp({ ...services, instanceId }, { loggerInstance: logger });
+    const metrics = new Metrics();
+    // The app opens the limiter, the inference backend and the image store, and closes them.
+    const app = (built = await buildApp({ config, db: database.db, instanceId, metrics }, { loggerInstance: logger }));
     await app.listen({ port: config.port, host: config.host });
     // A scrape-only port (METRICS_PORT), up until the drain has ended so the drain is visible.
-    const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(services.metrics!, { port: config.metricsPort, host: config.host });
-    const svc = services;
+    const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(metrics, { port: config.metricsPort, host: config.host });
     let closing: Promise<{ drained: boolean }> | undefined;
     return {
       app,
-      services: svc,
       database,
       instanceId,
       shutdown(reason = 'shutdown') {
-        closing ??= gracefulShutdown({ app, services: svc, database, instanceId, timeoutMs: config.shutdownTimeoutMs, log: logger, reason }).finally(() => metricsServer?.close());
+        closing ??= gracefulShutdown({ app, database, instanceId, timeoutMs: config.shutdownTimeoutMs, log: logger, reason }).finally(() => metricsServer?.close());
         return closing;
       },
     };
   } catch (err) {
-    await services?.close().catch(() => {});
+    await built?.close().catch(() => {});
     await database.close().catch(() => {});
     throw err;
   }
@@ -71,24 +70,26 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
  */
 export async function gracefulShutdown(opts: {
   app: FastifyInstance;
-  services: Services;
   database: DatabaseHandle;
   instanceId: string;
   timeoutMs: number;
   log: pino.Logger;
   reason: string;
 }): Promise<{ drained: boolean }> {
-  const { app, services, database, log } = opts;
+  const { app, database, log } = opts;
   log.info({ reason: opts.reason, timeoutMs: opts.timeoutMs }, 'shutting down: draining in-flight requests');
-  const first = await withTimeout(app.close().then(() => 'closed' as const), opts.timeoutMs, () => 'timeout' as const);
+  // The app's onClose hooks close its clients once the HTTP server has closed.
+  const closing = app.close().catch((err: unknown) => log.error({ err }, 'closing the app failed'));
+  const first = await withTimeout(closing.then(() => 'closed' as const), opts.timeoutMs, () => 'timeout' as const);
   const drained = first === 'closed';
   if (!drained) {
     log.warn('drain bound passed: ending unfinished requests and closing connections');
     app.server.closeAllConnections();
     const n = await closeInstanceRequests(database.db, opts.instanceId).catch(() => 0);
     if (n > 0) log.warn({ count: n }, 'marked interrupted requests ERROR');
+    // With no connection left the server closes and the onClose hooks run; bounded all the same.
+    await withTimeout(closing, opts.timeoutMs, () => log.error('the app did not close; closing the database anyway'));
   }
-  await services.close().catch((err: unknown) => log.error({ err }, 'closing services failed'));
   await database.close().catch((err: unknown) => log.error({ err }, 'closing the database failed'));
   log.info({ drained }, 'stopped');
   return { drained };

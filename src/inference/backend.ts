@@ -49,6 +49,8 @@ export interface InferenceBackend {
   metadata(): ModelMetadata;
   /** True when the server and the model are ready to serve. */
   ready(): Promise<boolean>;
+  /** Why it is not ready yet (the last start failure), for /readyz; absent when unknown. */
+  readonly lastError?: string;
   /** Runs the model on one batch of named inputs; returns the named outputs. */
   infer(inputs: Tensor[], options?: InferOptions): Promise<Map<string, Tensor>>;
   close(): Promise<void>;

@@ -45,6 +45,8 @@ export interface ImageStore {
   delete(requestId: string): Promise<void>;
   /** For /readyz: whether the store can be used now (absent: always). */
   ready?(): Promise<{ ok: boolean; detail?: string }>;
+  /** Releases the store's client at shutdown (absent: nothing to release). */
+  close?(): void | Promise<void>;
 }
 
 /** Signed, expiring URLs under the public base URL: /v1/cv/images/{id}?expires=…&signature=… */

@@ -1,0 +1,65 @@
+/**
+ * The detector and the backend under it (embedded ONNX Runtime, or Triton). Passed in, they
+ * are the caller's; otherwise the plugin starts them and closes the backend with the app.
+ */
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import type { InferenceBackend } from '../inference/backend.js';
+import { createDetector, createDetectorInBackground } from '../inference/create-detector.js';
+import { isRemoteCatalog } from '../models/catalog-source.js';
+import type { ObjectDetector } from '../recognition/detection.js';
+import { instrumentBackend, instrumentDetector } from '../telemetry/instrument.js';
+import type { Metrics } from '../telemetry/metrics.js';
+
+export interface Inference {
+  detector: ObjectDetector;
+  backend: InferenceBackend;
+}
+
+export interface InferenceOptions {
+  config: Readonly<Config>;
+  metrics: Metrics;
+  inference?: Inference;
+  /** Default: the app's logger. */
+  log?: { warn(obj: object, msg: string): void };
+}
+
+async function start(config: Readonly<Config>, metrics: Metrics, log: NonNullable<InferenceOptions['log']>): Promise<Inference> {
+  const instrument = (b: InferenceBackend) => instrumentBackend(b, metrics);
+  // With Triton the server listens at once and readiness waits for the model (it may take
+  // minutes to load), and for an s3:// catalog (it may not be uploaded yet); the embedded
+  // ONNX Runtime with a catalog file loads in seconds and is awaited.
+  const { detector, backend } =
+    config.tritonUrl === undefined && !isRemoteCatalog(config.modelCatalog)
+      ? await createDetector(config, instrument)
+      : await createDetectorInBackground(config, instrument, (err) => log.warn({ err: (err as Error).message }, 'inference backend not ready'));
+  return { detector: instrumentDetector(detector), backend };
+}
+
+export const inference = fp<InferenceOptions>(
+  async (app, opts) => {
+    let given = opts.inference;
+    if (given === undefined) {
+      given = await start(opts.config, opts.metrics, opts.log ?? app.log);
+      const { backend } = given;
+      app.addHook('onClose', () => backend.close());
+    }
+    const { detector, backend } = given;
+    app.decorate('detector', detector);
+    app.decorate('backend', backend);
+    app.readiness.inference = async () => {
+      if (await backend.ready()) return { ok: true };
+      const why = backend.lastError;
+      return { ok: false, detail: why ? `model not ready: ${why}` : 'model not ready' };
+    };
+  },
+  { name: 'inference', fastify: '5.x', dependencies: ['readiness'] },
+);
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The detector as the backend serves it, before the capacity gate (see recognition.ts). */
+    detector: ObjectDetector;
+    backend: InferenceBackend;
+  }
+}
