@@ -1,5 +1,5 @@
 /**
- * The one error translation point: whatever failed (a parser's ApiError, the use case's
+ * The one error translation point: whatever failed (a route's validation refusal, the use case's
  * RecognitionRejected, an ImageError, Fastify's own errors, a protocol-level refusal of
  * node's HTTP parser, an unknown route or method) leaves as a catalogue body (error,
  * message, error_code). Client errors keep their message; anything unexpected becomes a
@@ -14,13 +14,8 @@ import { CapacityExceeded } from '../recognition/capacity.js';
 import { RecognitionRejected } from '../recognition/errors.js';
 import { transientDbFault } from '../store/db-faults.js';
 import { ApiError, type ErrorCode } from './errors.js';
-import type { Parser } from './inputs.js';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The operation's input parser; also picks the error for a body Fastify could not read (empty JSON). */
-    input?: Parser<unknown>;
-  }
   interface FastifyReply {
     /** The catalogue code this reply answers with, when it is an error (read by telemetry). */
     errorCode?: ErrorCode;
@@ -50,8 +45,10 @@ export function toApiError(err: FastifyError | Error, request?: FastifyRequest):
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('INVALID_PARAMETERS', 'Unsupported Content-Type: send application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY': {
-      const parsed = request?.routeOptions.config.input?.(undefined);
-      return parsed instanceof ApiError ? parsed : new ApiError('INVALID_PARAMETERS', 'The request body is empty');
+      // Answered as the route's schema answers an absent body (src/api/validation.ts refuses with an ApiError).
+      const verdict: unknown = request?.getValidationFunction('body')?.(null);
+      const refusal = typeof verdict === 'object' && verdict !== null && 'error' in verdict ? verdict.error : undefined;
+      return refusal instanceof ApiError ? refusal : new ApiError('INVALID_PARAMETERS', 'The request body is empty');
     }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('INVALID_PARAMETERS', 'The request body is not valid JSON');

@@ -10,6 +10,7 @@ import tls from 'node:tls';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
+import { MAX_IMAGE_URL_LENGTH } from '../contract/public-api.js';
 import { AddressPolicy, parseIpLiteral } from './address-policy.js';
 import { ImageError } from './errors.js';
 import { MIME_BY_FORMAT, sniffImageFormat } from './sniff.js';
@@ -36,7 +37,6 @@ export interface ImageFetcherOptions {
   ca?: string | Buffer | Array<string | Buffer>;
 }
 
-export const MAX_IMAGE_URL_LENGTH = 2048;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** getaddrinfo and c-ares codes for a resolver that failed, as opposed to an answer that the name has no address. */
 const TRANSIENT_DNS_CODES = new Set(['EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL', 'ECONNREFUSED', 'EAI_MEMORY', 'EAI_SYSTEM']);
@@ -132,8 +132,11 @@ class SafeImageFetcher implements ImageFetcher {
   /** Scheme, length, credentials and a literal-IP host; no lookup. Throws INVALID_IMAGE_URL. */
   private parse(raw: string, what: string): URL {
     if (typeof raw !== 'string' || raw.length === 0) throw invalidUrl(`${what} must be a non-empty string`);
-    if (raw.length > MAX_IMAGE_URL_LENGTH) {
-      throw invalidUrl(`${what} is ${raw.length} characters; the limit is ${MAX_IMAGE_URL_LENGTH}`);
+    // In code points, as the contract's maxLength counts (a surrogate pair is one character);
+    // a string of more than twice the limit in UTF-16 units is over it either way.
+    const length = raw.length > 2 * MAX_IMAGE_URL_LENGTH ? raw.length : [...raw].length;
+    if (length > MAX_IMAGE_URL_LENGTH) {
+      throw invalidUrl(`${what} is ${length} characters; the limit is ${MAX_IMAGE_URL_LENGTH}`);
     }
     // The URL parser would quietly strip or encode these; refuse them, so what is stored is what was fetched.
     // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses

@@ -1,26 +1,10 @@
-/** Result types of the recognition use case, shaped as the public contract names them. */
+/**
+ * The detector port. Its result types are the public contract's (a box in integer pixels of the
+ * original image, top-left origin, clipped to it; a 0..1 confidence; the catalog's product id).
+ */
+import type { BoundingBox, Detection, ModelRef } from '../contract/public-api.js';
 
-export interface BoundingBox {
-  /** Integers in the pixel space of the original image, top-left origin, clipped to it. */
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-export interface Detection {
-  label: string;
-  /** The product id of the class, from the model catalog. */
-  external_id: string;
-  bounding_box: BoundingBox;
-  /** 0..1 */
-  confidence: number;
-}
-
-export interface ModelRef {
-  name: string;
-  version: string;
-}
+export type { BoundingBox, Detection, ModelRef };
 
 /** What the detector reports for one image. */
 export interface DetectionOutcome {

@@ -1,38 +1,8 @@
 /** The public shapes of results (CVResult, BatchCVResult), built from request records. */
-import type { Detection, ModelRef } from './detection.js';
-import type { RequestRecord, RequestStatus } from './ports.js';
+import type { BatchCVResult, BatchImageResult, CVResult } from '../contract/public-api.js';
+import type { RequestRecord } from './ports.js';
 
-export interface CVResult {
-  success: boolean;
-  request_id: string;
-  /** The sync request's external_id, or the batch's (as sent, or assigned when none was sent). */
-  external_id: string;
-  status: RequestStatus;
-  image_url: string;
-  results: Detection[];
-  error?: string;
-  response_code?: number;
-  processing_time_ms?: number;
-  model?: ModelRef;
-}
-
-export interface BatchImageResult {
-  image_url: string;
-  request_id: string | null;
-  status: 'DONE' | 'FAILED';
-  success: boolean;
-  error: string | null;
-  results: Detection[];
-  response_code: number | null;
-}
-
-export interface BatchCVResult {
-  success: boolean;
-  /** The batch's external_id as sent, or the id the service assigned when none was sent. */
-  batch_id: string;
-  total_images: number;
-  results: BatchImageResult[];
-}
+export type { BatchCVResult, BatchImageResult, CVResult };
 
 /** DONE ⇒ success and results; ERROR ⇒ error text; other states ⇒ neither. */
 export function toCVResult(r: RequestRecord, imageUrl: string): CVResult {

@@ -75,6 +75,8 @@ describe('lookup', () => {
   test('400 missing_request_id INVALID_REQUEST_ID for a bad or missing id', async () => {
     assertError(await lookup('not-a-uuid'), 400, 'missing_request_id', 'INVALID_REQUEST_ID');
     assertError(await lookup(''), 400, 'missing_request_id', 'INVALID_REQUEST_ID');
+    // Longer than Fastify's default parameter limit (100): still the route's own answer.
+    assertError(await lookup('a'.repeat(5000)), 400, 'missing_request_id', 'INVALID_REQUEST_ID');
     const bare = await t.app.inject({ method: 'GET', url: '/v1/cv/requests', headers: { 'x-api-key': owner.key } });
     assertError(bare, 400, 'missing_request_id', 'INVALID_REQUEST_ID');
   });

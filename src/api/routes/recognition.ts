@@ -1,11 +1,13 @@
 /** The four public operations: a handler calls the use case and maps its outcome to HTTP. */
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { RecognitionService } from '../../recognition/service.js';
 import { callerOf, guard, type AuthOptions } from '../auth.js';
-import type { ErrorCode } from '../errors.js';
-import { BatchBody, BatchCVResult, CVResult, FeedbackBody, FeedbackResult, RequestIdParams, SyncBody, responses } from '../schemas.js';
-import { parseBatch, parseFeedback, parseOrThrow, parseRequestId, parseSync } from '../inputs.js';
+import { ApiError, type ErrorCode } from '../errors.js';
+import {
+  BatchBody, BatchCVResult, CVResult, FeedbackBody, FeedbackResult, MAX_BATCH_IMAGES, MAX_EXTERNAL_ID_LENGTH, RequestIdParams, SyncBody,
+} from '../../contract/public-api.js';
+import { responses } from '../schemas.js';
+import { contractValidator, type Refusal } from '../validation.js';
 import { Type } from '@sinclair/typebox';
 
 export const TAG = 'Computer Vision';
@@ -30,30 +32,81 @@ export const OPERATION_ERRORS = {
 
 const security = [{ apiKey: [] }];
 
-/**
- * Input is checked once, by the operation's parser (src/api/inputs.ts); the schemas on the
- * routes document it in OpenAPI and shape the responses, but do not validate requests.
- */
-const parserValidates = () => () => true;
+const EXTERNAL_ID: Refusal = {
+  at: '/external_id',
+  code: 'INVALID_EXTERNAL_ID',
+  message: `external_id must be 1 to ${MAX_EXTERNAL_ID_LENGTH} characters, without control characters or lone UTF-16 surrogates`,
+};
+const MISSING_REQUEST_ID = 'The request id is missing';
+const isNull = (v: unknown) => v === null;
 
+/**
+ * How each operation refuses what its schema does not allow: the catalogue code and message
+ * for each fault, as the contract has always answered them. Fastify validates an absent body as
+ * null, and the error handler answers an empty JSON body as the schema answers an absent one.
+ */
+const REFUSALS = {
+  sync: [
+    { at: '', keywords: ['type'], code: 'INVALID_PARAMETERS', message: 'The body must be a JSON object with external_id and image_url or image_base64' },
+    { at: '/external_id', keywords: ['required'], code: 'INVALID_PARAMETERS', message: 'external_id is required' },
+    EXTERNAL_ID,
+    { at: '', keywords: ['oneOf'], code: 'INVALID_PARAMETERS', message: 'Exactly one of image_url and image_base64 is required' },
+    { at: '/image_url', keywords: ['type'], code: 'INVALID_PARAMETERS', message: 'image_url must be a string' },
+    { at: '/image_url', code: 'INVALID_IMAGE_URL' },
+    { at: '/image_base64', keywords: ['type'], code: 'INVALID_PARAMETERS', message: 'image_base64 must be a string' },
+    // The same words as the decoder's for an empty payload after a data: prefix.
+    { at: '/image_base64', code: 'INVALID_IMAGE_BASE64', message: 'image_base64 contains no data' },
+  ],
+  batch: [
+    { at: '', when: isNull, code: 'MISSING_IMAGE_URLS', message: `image_urls is required: send 1 to ${MAX_BATCH_IMAGES} image URLs` },
+    { at: '', code: 'INVALID_PARAMETERS', message: 'The body must be a JSON object with image_urls' },
+    { at: '/image_urls', keywords: ['required', 'minItems'], code: 'MISSING_IMAGE_URLS', message: 'image_urls is required and must not be empty' },
+    { at: '/image_urls', when: isNull, code: 'MISSING_IMAGE_URLS', message: 'image_urls is required and must not be empty' },
+    { at: '/image_urls', keywords: ['type'], code: 'INVALID_PARAMETERS', message: 'image_urls must be an array of URLs' },
+    {
+      at: '/image_urls',
+      keywords: ['maxItems'],
+      code: 'TOO_MANY_IMAGES',
+      message: (urls) => `Too many images: the maximum is ${MAX_BATCH_IMAGES} per batch, received ${(urls as unknown[]).length}`,
+    },
+    { at: '/image_urls/*', code: 'INVALID_PARAMETERS', message: 'image_urls must contain only strings' },
+    EXTERNAL_ID,
+  ],
+  lookup: [
+    { at: '/id', when: (id) => id === '', code: 'INVALID_REQUEST_ID', message: MISSING_REQUEST_ID },
+    { at: '/id', code: 'INVALID_REQUEST_ID', message: 'The request id must be a UUID' },
+  ],
+  feedback: [
+    { at: '', code: 'INVALID_PARAMETERS', message: 'The body must be a JSON object with request_id and rating' },
+    { at: '/request_id', keywords: ['required'], code: 'INVALID_REQUEST_ID', message: 'request_id is required' },
+    { at: '/request_id', code: 'INVALID_REQUEST_ID', message: 'request_id must be a UUID' },
+    { at: '/rating', code: 'INVALID_RATING', message: 'Invalid rating: the rating must be -1 (bad), 0 (neutral) or 1 (good)' },
+  ],
+} satisfies Record<string, Refusal[]>;
+
+/** The use case's input: the image as the one field the contract let through. */
+function syncInput(body: SyncBody) {
+  const image = body.image_url !== undefined ? { url: body.image_url } : { base64: body.image_base64 };
+  return { externalId: body.external_id, image };
+}
 
 export interface RecognitionRoutesOptions {
   service: RecognitionService;
   auth: AuthOptions;
 }
 
-export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = async (fastify, opts) => {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+// Request types are the contract's Static types, given per route: the TypeBox type provider
+// expects the newer `typebox` package, not the @sinclair/typebox these schemas are built with.
+export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = async (app, opts) => {
   const { service } = opts;
   const recognitionGuard = guard(opts.auth, 'recognition');
   const lookupGuard = guard(opts.auth, 'lookup');
 
-  app.post(
+  app.post<{ Body: SyncBody }>(
     '/v1/cv/requests/sync',
     {
       onRequest: recognitionGuard,
-      config: { input: parseSync },
-      validatorCompiler: parserValidates,
+      validatorCompiler: contractValidator(REFUSALS.sync),
       schema: {
         operationId: 'createSyncCvRequest',
         summary: 'Recognise objects in one image, synchronously',
@@ -68,19 +121,17 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request, reply) => {
-      const input = parseOrThrow(parseSync, request.body);
-      const { result, replayed } = await service.submitSync(callerOf(request), input, request.arrivedAt);
+      const { result, replayed } = await service.submitSync(callerOf(request), syncInput(request.body), request.arrivedAt);
       if (replayed) void reply.header('Idempotent-Replayed', 'true');
       return result;
     },
   );
 
-  app.post(
+  app.post<{ Body: BatchBody }>(
     '/v1/cv/requests/batch',
     {
       onRequest: recognitionGuard,
-      config: { input: parseBatch },
-      validatorCompiler: parserValidates,
+      validatorCompiler: contractValidator(REFUSALS.batch),
       schema: {
         operationId: 'createBatchCvRequest',
         summary: 'Recognise objects in 1 to 10 images by URL, concurrently',
@@ -92,22 +143,23 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request) => {
-      return service.submitBatch(callerOf(request), parseOrThrow(parseBatch, request.body), request.arrivedAt);
+      const { image_urls: urls, external_id: externalId = null } = request.body;
+      return service.submitBatch(callerOf(request), { urls, externalId }, request.arrivedAt);
     },
   );
 
   // A lookup without an id is the contract's 400 missing_request_id, not a 404 route miss.
   for (const url of ['/v1/cv/requests', '/v1/cv/requests/']) {
     app.get(url, { onRequest: lookupGuard, schema: { hide: true } }, async () => {
-      parseOrThrow(parseRequestId, {});
+      throw new ApiError('INVALID_REQUEST_ID', MISSING_REQUEST_ID);
     });
   }
 
-  app.get(
+  app.get<{ Params: RequestIdParams }>(
     '/v1/cv/requests/:id',
     {
       onRequest: lookupGuard,
-      validatorCompiler: parserValidates,
+      validatorCompiler: contractValidator(REFUSALS.lookup),
       schema: {
         operationId: 'getRequest',
         summary: 'Status and result of an earlier request',
@@ -118,15 +170,14 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
         response: responses({ 200: Type.Ref(CVResult) }, OPERATION_ERRORS.getRequest),
       },
     },
-    async (request) => service.lookup(callerOf(request), parseOrThrow(parseRequestId, request.params)),
+    async (request) => service.lookup(callerOf(request), request.params.id),
   );
 
-  app.post(
+  app.post<{ Body: FeedbackBody }>(
     '/v1/cv/feedback',
     {
       onRequest: lookupGuard,
-      config: { input: parseFeedback },
-      validatorCompiler: parserValidates,
+      validatorCompiler: contractValidator(REFUSALS.feedback),
       schema: {
         operationId: 'submitFeedback',
         summary: 'Rate an earlier request: -1 bad, 0 neutral, 1 good',
@@ -138,7 +189,7 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       },
     },
     async (request) => {
-      const { requestId, rating } = parseOrThrow(parseFeedback, request.body);
+      const { request_id: requestId, rating } = request.body;
       await service.rate(callerOf(request), requestId, rating);
       return { status: 'success' as const, message: 'Feedback recorded', request_id: requestId, rating };
     },
