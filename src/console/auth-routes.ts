@@ -1,5 +1,5 @@
 /** Sign-in, refresh, sign-out, the signed-in user and their sessions. */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../api/errors.js';
@@ -13,8 +13,12 @@ import { findUserByEmail, getUser, membershipsOf, type User } from '../store/use
 import { AuditQuery, auditFilterOf, sendAudit } from './audit-view.js';
 import type { ConsoleContext } from './context.js';
 import { SECURITY, TAG } from './context.js';
-import { checkSecondFactor, SecondFactorFields, type SecondFactorInput } from './mfa.js';
+import { checkSecondFactor, SecondFactorFields } from './mfa.js';
 import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
+import {
+  AuditAnswer, CODES, ConsoleMe, ConsoleMfaChallenge, ConsoleSession, ConsoleSessionTokens, NoContent, answer, consoleResponses, refTo,
+  type ConsoleUser,
+} from './schemas.js';
 import { bearerToken, checkCsrf, cookiesOf, requireSession, userOf } from './session-auth.js';
 import { auditFailedSignIn, securityEntry, throttleAudited } from './security-events.js';
 import { accountSubject, addressSubject } from './throttle.js';
@@ -74,13 +78,13 @@ export function authRoutes(ctx: ConsoleContext) {
       const { secure, access, refresh, csrf } = cookiesOf(request);
       for (const c of [access, refresh, csrf]) reply.clearCookie(c.name, { path: c.path, secure, sameSite: 'strict' });
     }
-    function tokenBody(pair: TokenPair, user: { id: string; email: string }, withTokens: boolean) {
+    function tokenBody(pair: TokenPair, user: ConsoleUser, withTokens: boolean): ConsoleSessionTokens {
       return {
         ...(withTokens ? { access_token: pair.accessToken } : {}),
         access_expires_in: pair.accessExpiresIn,
         ...(withTokens ? { refresh_token: pair.refreshToken } : {}),
         refresh_expires_in: pair.refreshExpiresIn,
-        token_type: 'Bearer',
+        token_type: 'Bearer' as const,
         user: { id: user.id, email: user.email },
       };
     }
@@ -89,7 +93,7 @@ export function authRoutes(ctx: ConsoleContext) {
      * The answer that hands over a new session: a browser (cookies) gets its tokens in
      * cookies and none in the body; a program gets them in the body. Never cached.
      */
-    function sessionAnswer(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, user: { id: string; email: string }, inCookies: boolean, freshCsrf: boolean) {
+    function sessionAnswer(request: FastifyRequest, reply: FastifyReply, pair: TokenPair, user: ConsoleUser, inCookies: boolean, freshCsrf: boolean): ConsoleSessionTokens {
       void reply.header('Cache-Control', 'no-store');
       if (inCookies) setCookies(request, reply, pair, freshCsrf);
       return tokenBody(pair, user, !inCookies);
@@ -108,13 +112,15 @@ export function authRoutes(ctx: ConsoleContext) {
       {
         schema: {
           tags: [TAG],
+          operationId: 'consoleLogin',
           summary: 'Sign in with e-mail and password',
           description: `Returns an access token and a refresh token, or for an account with two-factor authentication \`{"mfa_required":true,"mfa_token","mfa_expires_in","methods"}\` (no session yet: POST /auth/mfa). With header \`${COOKIE_MODE_HEADER}: cookie\` (the web app) they are set as HttpOnly cookies instead.`,
           body: LoginBody,
+          response: consoleResponses({ 200: Type.Union([refTo(ConsoleSessionTokens), refTo(ConsoleMfaChallenge)]) }, CODES.body, CODES.password),
         },
       },
-      async (request, reply) => {
-        const { email, password } = request.body as { email: string; password: string };
+      async (request, reply): Promise<ConsoleSessionTokens | ConsoleMfaChallenge> => {
+        const { email, password } = request.body as Static<typeof LoginBody>;
         // Who the attempt was for, for the audit entries (null: no account with that e-mail).
         let account: User | null = null;
         // The attempt is counted (or refused, 429) before the password is looked at, alike for unknown e-mails.
@@ -133,7 +139,7 @@ export function authRoutes(ctx: ConsoleContext) {
         // With a second factor, a right password gives a short-lived challenge, not a session (POST /auth/mfa).
         if (await hasTotp(db, user.id)) {
           void reply.header('Cache-Control', 'no-store');
-          return { mfa_required: true, mfa_token: await createChallenge(db, user.id, request.headers['user-agent']), mfa_expires_in: MFA_CHALLENGE_SECONDS, methods: ['totp', 'recovery_code'] };
+          return { mfa_required: true, mfa_token: await createChallenge(db, user.id, request.headers['user-agent']), mfa_expires_in: MFA_CHALLENGE_SECONDS, methods: ['totp', 'recovery_code'] as const };
         }
         // null: the password changed while it was being checked; the one presented is no longer it.
         // The session and its entry commit together (startSession's own transaction is a savepoint in this one).
@@ -155,13 +161,15 @@ export function authRoutes(ctx: ConsoleContext) {
       {
         schema: {
           tags: [TAG],
+          operationId: 'consoleLoginSecondFactor',
           summary: 'Second step of a sign-in with two-factor authentication: the challenge and a code',
           description: `After a right password, an account with TOTP gets \`{"mfa_required":true,"mfa_token"}\` from /auth/login instead of tokens. This call, with that token (single use, ${MFA_CHALLENGE_SECONDS / 60} minutes) and a current code or a recovery code, answers like a sign-in. Wrong codes are throttled per account and per address (LOGIN_THROTTLED).`,
           body: MfaBody,
+          response: consoleResponses({ 200: refTo(ConsoleSessionTokens) }, CODES.body, CODES.secondFactor),
         },
       },
       async (request, reply) => {
-        const body = request.body as SecondFactorInput & { mfa_token: string };
+        const body = request.body as Static<typeof MfaBody>;
         const userId = await challengeUser(db, body.mfa_token);
         if (userId === null) throw new ApiError('INVALID_MFA_CODE', 'The sign-in challenge is unknown, used or expired; sign in again');
         const user = await getUser(db, userId);
@@ -187,14 +195,16 @@ export function authRoutes(ctx: ConsoleContext) {
       {
         schema: {
           tags: [TAG],
+          operationId: 'consoleRefresh',
           summary: 'Exchange a refresh token for a new pair (the old refresh token is spent)',
           description:
             `Presenting a spent refresh token answers REFRESH_REUSED and revokes the whole session, except within ${REFRESH_GRACE_SECONDS} s of its exchange (two tabs refreshing at once), when it gets the same new pair again. A session ends 12 h after sign-in and after 30 min without activity by default (UNAUTHENTICATED, saying which). Browsers send no body: the refresh cookie and x-csrf-token are used.`,
           body: RefreshBody,
+          response: consoleResponses({ 200: refTo(ConsoleSessionTokens) }, CODES.body, CODES.csrf, ['UNAUTHENTICATED', 'REFRESH_REUSED']),
         },
       },
       async (request, reply) => {
-        const bodyToken = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
+        const bodyToken = (request.body as Static<typeof RefreshBody> | undefined)?.refresh_token;
         const viaCookie = bodyToken === undefined;
         const presented = bodyToken ?? request.cookies[cookiesOf(request).refresh.name];
         if (!presented) throw new ApiError('UNAUTHENTICATED', 'A refresh token is required');
@@ -223,19 +233,23 @@ export function authRoutes(ctx: ConsoleContext) {
     app.post(
       '/auth/logout',
       {
+        // The body is optional (a bare POST with a bearer token is the usual call): none is an empty one.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
         schema: {
           tags: [TAG],
+          operationId: 'consoleLogout',
           summary: 'Sign out: revokes the current session (every token of it)',
           description: 'Authenticated by the bearer access token, or by {"refresh_token"} in the body, or by the browser cookies (with x-csrf-token).',
           security: SECURITY,
+          body: RefreshBody,
+          response: consoleResponses({ 204: NoContent }, CODES.body, CODES.csrf, ['UNAUTHENTICATED']),
         },
       },
       async (request, reply) => {
         const bearer = bearerToken(request);
-        // The body is optional here (a bare POST with a bearer token is the usual call).
-        const raw = (request.body as { refresh_token?: unknown } | null | undefined)?.refresh_token;
-        if (raw !== undefined && (typeof raw !== 'string' || raw.length > 256)) throw new ApiError('VALIDATION_FAILED', 'refresh_token must be a string');
-        const bodyToken = raw;
+        const bodyToken = (request.body as Static<typeof RefreshBody>).refresh_token;
         let sessionId: string | null = null;
         if (bearer !== undefined) sessionId = (await sessionForAccessToken(db, bearer))?.sessionId ?? null;
         if (sessionId === null && bodyToken !== undefined) sessionId = await sessionForRefreshToken(db, bodyToken);
@@ -266,13 +280,15 @@ export function authRoutes(ctx: ConsoleContext) {
         onRequest: passwordSession,
         schema: {
           tags: [TAG],
+          operationId: 'consoleGetMe',
           summary: 'The signed-in user and their organisations',
           description:
             '`password_must_change: true`: the password was set by an operator; every other route answers 403 PASSWORD_CHANGE_REQUIRED until it is changed (POST /me/password).',
           security: SECURITY,
+          response: consoleResponses({ 200: refTo(ConsoleMe) }, ['UNAUTHENTICATED']),
         },
       },
-      async (request) => {
+      async (request): Promise<ConsoleMe> => {
         const u = userOf(request);
         const memberships = await membershipsOf(db, u.id);
         return { user: { id: u.id, email: u.email }, memberships, password_must_change: u.passwordMustChange };
@@ -285,16 +301,18 @@ export function authRoutes(ctx: ConsoleContext) {
         onRequest: passwordSession,
         schema: {
           tags: [TAG],
+          operationId: 'consoleChangePassword',
           summary: 'Change your password: every session ends, this client gets a new one',
           description:
             'In one transaction with the change, every session of the user is revoked (this one included), a temporary password (`password_must_change`) stops being one, and a new session is started for the caller, answered like a sign-in (cookies for a browser session). Sessions signed in before the change are refused from then on.',
           body: PasswordBody,
           security: SECURITY,
+          response: consoleResponses({ 200: refTo(ConsoleSessionTokens) }, CODES.body, CODES.csrf, CODES.password, ['UNAUTHENTICATED']),
         },
       },
       async (request, reply) => {
         const u = userOf(request);
-        const body = request.body as { current_password: string; new_password: string };
+        const body = request.body as Static<typeof PasswordBody>;
         const user = await getUser(db, u.id);
         // Throttled like a sign-in, in the same buckets: a stolen session is no second way to guess the password.
         const me = { id: user.id, email: user.email };
@@ -321,25 +339,43 @@ export function authRoutes(ctx: ConsoleContext) {
       },
     );
 
-    app.get('/sessions', { onRequest: session, schema: { tags: [TAG], summary: 'Your live sessions', security: SECURITY } }, async (request) => {
-      const u = userOf(request);
-      const rows = await listSessions(db, u.id, ctx.ttl);
-      return {
-        sessions: rows.map((s) => ({
-          id: s.id,
-          created_at: s.created_at.toISOString(),
-          last_used_at: s.last_used_at.toISOString(),
-          expires_at: s.expires_at.toISOString(),
-          user_agent: s.user_agent,
-          ip: s.ip,
-          current: s.id === u.sessionId,
-        })),
-      };
-    });
+    const SessionList = answer({ sessions: Type.Array(refTo(ConsoleSession)) }, 'Newest first.');
+    app.get(
+      '/sessions',
+      {
+        onRequest: session,
+        schema: { operationId: 'consoleListSessions', tags: [TAG], summary: 'Your live sessions', security: SECURITY, response: consoleResponses({ 200: SessionList }, CODES.session) },
+      },
+      async (request): Promise<Static<typeof SessionList>> => {
+        const u = userOf(request);
+        const rows = await listSessions(db, u.id, ctx.ttl);
+        return {
+          sessions: rows.map((s) => ({
+            id: s.id,
+            created_at: s.created_at.toISOString(),
+            last_used_at: s.last_used_at.toISOString(),
+            expires_at: s.expires_at.toISOString(),
+            user_agent: s.user_agent,
+            ip: s.ip,
+            current: s.id === u.sessionId,
+          })),
+        };
+      },
+    );
 
     app.delete(
       '/sessions/:id',
-      { onRequest: session, schema: { tags: [TAG], summary: 'Revoke one of your sessions', params: SessionParams, security: SECURITY } },
+      {
+        onRequest: session,
+        schema: {
+          operationId: 'consoleRevokeSession',
+          tags: [TAG],
+          summary: 'Revoke one of your sessions',
+          params: SessionParams,
+          security: SECURITY,
+          response: consoleResponses({ 204: NoContent }, CODES.body, CODES.path, CODES.csrf, CODES.session, ['NOT_FOUND']),
+        },
+      },
       async (request, reply) => {
         const u = userOf(request);
         const { id } = request.params as { id: string };
@@ -359,10 +395,12 @@ export function authRoutes(ctx: ConsoleContext) {
         onRequest: session,
         schema: {
           tags: [TAG],
+          operationId: 'consoleGetSecurityLog',
           summary: "Your account's security log, newest first, filtered; or all of it as JSON lines",
           description: 'Sign-ins, failed and throttled sign-ins, sign-outs, password changes, session revocations and refresh-token reuse of the signed-in account. The filters and `format=jsonl` of the organisation audit log.',
           querystring: AuditQuery,
           security: SECURITY,
+          response: consoleResponses({ 200: AuditAnswer }, CODES.input, CODES.session),
         },
       },
       async (request, reply) => {

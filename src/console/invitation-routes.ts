@@ -5,7 +5,7 @@
  * an existing account accepts signed in as itself, or with its password in the call
  * (throttled like a sign-in).
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../api/errors.js';
 import { ConflictError, NotFoundError } from '../store/db.js';
@@ -14,6 +14,7 @@ import { hasTotp } from '../store/mfa.js';
 import { findUserByEmail } from '../store/users.js';
 import { TAG, type ConsoleContext } from './context.js';
 import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
+import { CODES, ConsoleInvitationInfo, ConsoleRole, ConsoleUser, answer, consoleResponses, refTo } from './schemas.js';
 import { auditFailedSignIn, throttleAudited } from './security-events.js';
 import { optionalSession } from './session-auth.js';
 import { accountSubject, addressSubject } from './throttle.js';
@@ -29,6 +30,14 @@ const AcceptBody = Type.Object(
   { additionalProperties: false },
 );
 
+const Inspected = answer({ invitation: refTo(ConsoleInvitationInfo) });
+const Accepted = answer({
+  user: refTo(ConsoleUser),
+  org: Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() }),
+  role: refTo(ConsoleRole),
+  new_account: Type.Boolean({ description: 'The account was created by this call.' }),
+});
+
 const GONE = 'No such invitation, or it was already used, revoked or has expired; ask for a new one';
 
 export function invitationRoutes(ctx: ConsoleContext) {
@@ -37,9 +46,17 @@ export function invitationRoutes(ctx: ConsoleContext) {
 
     app.post(
       '/invitations/inspect',
-      { schema: { tags: [TAG], summary: 'What an invitation link is for (no session needed)', body: InspectBody } },
-      async (request) => {
-        const inv = await invitationByToken(db, (request.body as { token: string }).token);
+      {
+        schema: {
+          operationId: 'consoleInspectInvitation',
+          tags: [TAG],
+          summary: 'What an invitation link is for (no session needed)',
+          body: InspectBody,
+          response: consoleResponses({ 200: Inspected }, CODES.body, ['NOT_FOUND']),
+        },
+      },
+      async (request): Promise<Static<typeof Inspected>> => {
+        const inv = await invitationByToken(db, (request.body as Static<typeof InspectBody>).token);
         if (!inv) throw new ApiError('NOT_FOUND', GONE);
         return {
           invitation: {
@@ -59,14 +76,17 @@ export function invitationRoutes(ctx: ConsoleContext) {
       {
         schema: {
           tags: [TAG],
+          operationId: 'consoleAcceptInvitation',
           summary: 'Accept an invitation (single use)',
           description:
             'No account for the e-mail yet: send `new_password`; the account is created with it and joined to the organisation in one transaction. An existing account: be signed in as it (bearer, or cookies with x-csrf-token), or send its `password` (not for an account with a second factor: 403 MFA_CHECK_REQUIRED, sign in first). Then sign in as usual.',
           body: AcceptBody,
+          // Signed in (optional): a cookie session needs the CSRF header, a temporary password is refused.
+          response: consoleResponses({ 200: Accepted }, CODES.body, CODES.csrf, CODES.session, CODES.password, ['NOT_FOUND', 'MFA_CHECK_REQUIRED', 'CONFLICT']),
         },
       },
-      async (request) => {
-        const body = request.body as { token: string; new_password?: string; password?: string };
+      async (request): Promise<Static<typeof Accepted>> => {
+        const body = request.body as Static<typeof AcceptBody>;
         const inv = await invitationByToken(db, body.token);
         if (!inv) throw new ApiError('NOT_FOUND', GONE);
         let as: AcceptAs;

@@ -21,6 +21,7 @@ import { resolveOrg } from '../store/orgs.js';
 import { getUser, roleIn, type Role } from '../store/users.js';
 import { SECURITY, TAG, type ConsoleContext } from './context.js';
 import { MAX_PASSWORD_LENGTH } from './passwords.js';
+import { CODES, ConsoleMfaStatus, MfaVerified, NoContent, OrgMfaRequirement, TotpConfirmed, TotpEnrollment, consoleResponses, refTo } from './schemas.js';
 import { securityEntry, throttleAudited } from './security-events.js';
 import { requireSession, userOf } from './session-auth.js';
 import { accountSubject, addressSubject } from './throttle.js';
@@ -132,7 +133,13 @@ export function mfaRoutes(ctx: ConsoleContext) {
       return user;
     }
 
-    app.get('/me/mfa', { schema: schema('Your second factor: none, pending (enrollment not confirmed) or active, and recovery codes left') }, async (request) => {
+    // Every route here is signed in; an unsafe one also reads a body and checks CSRF for cookie sessions.
+    const unsafe = [...CODES.session, ...CODES.body, ...CODES.csrf];
+    const mfaStatusSchema = schema('Your second factor: none, pending (enrollment not confirmed) or active, and recovery codes left', {
+      operationId: 'consoleGetMfa',
+      response: consoleResponses({ 200: refTo(ConsoleMfaStatus) }, CODES.session),
+    });
+    app.get('/me/mfa', { schema: mfaStatusSchema }, async (request): Promise<ConsoleMfaStatus> => {
       const u = userOf(request);
       const totp = await getTotp(db, u.id);
       return {
@@ -144,7 +151,13 @@ export function mfaRoutes(ctx: ConsoleContext) {
 
     app.post(
       '/me/mfa/totp',
-      { schema: schema('Start TOTP enrollment (needs the password): a new secret, active only once confirmed with a code', { body: PasswordBody }) },
+      {
+        schema: schema('Start TOTP enrollment (needs the password): a new secret, active only once confirmed with a code', {
+          operationId: 'consoleStartTotp',
+          body: PasswordBody,
+          response: consoleResponses({ 200: TotpEnrollment }, unsafe, CODES.password, ['CONFLICT']),
+        }),
+      },
       async (request, reply) => {
         const u = userOf(request);
         // The password, throttled like a sign-in: a stolen session alone cannot put its own device on the account.
@@ -158,7 +171,13 @@ export function mfaRoutes(ctx: ConsoleContext) {
 
     app.post(
       '/me/mfa/totp/confirm',
-      { schema: schema('Confirm enrollment with a current code: TOTP becomes active; the 10 recovery codes are in this answer only', { body: CodeBody }) },
+      {
+        schema: schema('Confirm enrollment with a current code: TOTP becomes active; the 10 recovery codes are in this answer only', {
+          operationId: 'consoleConfirmTotp',
+          body: CodeBody,
+          response: consoleResponses({ 200: TotpConfirmed }, unsafe, ['CONFLICT', 'INVALID_MFA_CODE']),
+        }),
+      },
       async (request, reply) => {
         const u = userOf(request);
         const { code } = request.body as { code: string };
@@ -187,7 +206,13 @@ export function mfaRoutes(ctx: ConsoleContext) {
 
     app.post(
       '/me/mfa/totp/disable',
-      { schema: schema('Turn TOTP off: needs the password and a current code or a recovery code', { body: DisableBody }) },
+      {
+        schema: schema('Turn TOTP off: needs the password and a current code or a recovery code', {
+          operationId: 'consoleDisableTotp',
+          body: DisableBody,
+          response: consoleResponses({ 204: NoContent }, unsafe, CODES.password, CODES.secondFactor, ['CONFLICT']),
+        }),
+      },
       async (request, reply) => {
         const u = userOf(request);
         const body = request.body as SecondFactorInput & { password: string };
@@ -207,7 +232,9 @@ export function mfaRoutes(ctx: ConsoleContext) {
       '/me/mfa/verify',
       {
         schema: schema(`Confirm with a current code (or a recovery code): this session counts as freshly checked for ${FRESH_MFA_SECONDS / 60} minutes (creating keys needs it)`, {
+          operationId: 'consoleVerifyMfa',
           body: SecondFactorBody,
+          response: consoleResponses({ 200: MfaVerified }, unsafe, CODES.secondFactor, ['CONFLICT']),
         }),
       },
       async (request) => {
@@ -239,14 +266,26 @@ export function mfaRoutes(ctx: ConsoleContext) {
       return { id: org.id, role };
     }
 
-    app.get('/orgs/:org/mfa', { schema: schema('Whether the organisation requires two-factor authentication (every member)', { params: OrgParams }) }, async (request) => {
+    const orgMfaSchema = schema('Whether the organisation requires two-factor authentication (every member)', {
+      operationId: 'consoleGetOrgMfa',
+      params: OrgParams,
+      response: consoleResponses({ 200: OrgMfaRequirement }, CODES.session, CODES.org),
+    });
+    app.get('/orgs/:org/mfa', { schema: orgMfaSchema }, async (request) => {
       const { id } = await orgAndRole(request);
       return { mfa_required: await orgRequiresMfa(db, id) };
     });
 
     app.put(
       '/orgs/:org/mfa',
-      { schema: schema('Require two-factor authentication of every member, or stop requiring it (owners)', { params: OrgParams, body: RequirementBody }) },
+      {
+        schema: schema('Require two-factor authentication of every member, or stop requiring it (owners)', {
+          operationId: 'consoleSetOrgMfa',
+          params: OrgParams,
+          body: RequirementBody,
+          response: consoleResponses({ 200: OrgMfaRequirement }, unsafe, CODES.org, ['FORBIDDEN_ROLE']),
+        }),
+      },
       async (request) => {
         const { id, role } = await orgAndRole(request);
         const u = userOf(request);

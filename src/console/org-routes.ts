@@ -3,31 +3,26 @@
  * usage, requests, feedback, members and audit log. Every route names the least role it
  * needs; a user who is not a member gets 404, as if the organisation did not exist.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../api/errors.js';
+import { ApiError, type ErrorCode } from '../api/errors.js';
 import { audited, writeAudit, type AuditAction, type AuditEntry } from '../store/audit.js';
 import { feedbackCounts, latestRequests, monthlyUsageByKey, usageByDay } from '../store/console-usage.js';
 import { ConflictError, NotFoundError, isUuid } from '../store/db.js';
 import { createKey, getKey, listKeys, transitionKey, updateKey, type ApiKey, type KeyFields } from '../store/keys.js';
 import { resolveOrg, type Organization } from '../store/orgs.js';
 import { getPendingInvitation, listPendingInvitations, revokeInvitation, type Invitation } from '../store/invitations.js';
-import { changeMember, emailProblem, listMembers, roleIn, ROLES, type Role } from '../store/users.js';
+import { keyClasses } from '../recognition/key-classes.js';
+import { changeMember, emailProblem, listMembers, roleIn, type Role } from '../store/users.js';
 import { AuditQuery, auditFilterOf, sendAudit } from './audit-view.js';
 import { SECURITY, TAG, type ConsoleContext } from './context.js';
 import { inviteMember } from './invitation-delivery.js';
 import { requireFreshSecondFactor } from './mfa.js';
+import {
+  AuditAnswer, CODES, ConsoleFeedback, ConsoleInvitation, ConsoleKey, ConsoleMember, ConsoleOrganization, ConsoleRequest, ConsoleRole, ConsoleUsage, ConsoleUser,
+  LEAST_ROLE, NoContent, answer, atLeast, consoleResponses, refTo,
+} from './schemas.js';
 import { requireSession, userOf } from './session-auth.js';
-
-const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
-
-/** What each role may do, for the docs and the tests: the least role per action. */
-export const LEAST_ROLE = {
-  read: 'viewer',
-  manageKeys: 'member',
-  manageMembers: 'admin',
-  readAudit: 'admin',
-} as const satisfies Record<string, Role>;
 
 const OrgParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }) });
 const KeyParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }), id: Type.String({ maxLength: 64 }) });
@@ -55,16 +50,9 @@ const CreateKeyBody = Type.Object(
   { additionalProperties: false },
 );
 const UpdateKeyBody = Type.Partial(Type.Object(keyFieldSchemas), { additionalProperties: false, minProperties: 1 });
-type KeyBody = Partial<{
-  name: string;
-  description: string | null;
-  classes: string[];
-  monthly_quota: number;
-  expires_at: string | null;
-  rate_limit_per_minute: number | null;
-}>;
+type KeyBody = Static<typeof UpdateKeyBody>;
 
-const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const RoleSchema = refTo(ConsoleRole);
 // No password: the invitee chooses their own when accepting (issue 29); a body that still sends one is refused.
 const AddMemberBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleSchema }, { additionalProperties: false });
 const InvitationParams = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }), id: Type.String({ maxLength: 64 }) });
@@ -101,7 +89,7 @@ export function orgRoutes(ctx: ConsoleContext) {
       }
       const role = await roleIn(db, user.id, org.id);
       if (role === null) throw new ApiError('NOT_FOUND', `No organisation "${ref}"`);
-      if (RANK[role] < RANK[least]) throw await forbidden(request, org.id, role, `This needs the ${least} role or higher; you are ${role}`);
+      if (!atLeast(role, least)) throw await forbidden(request, org.id, role, `This needs the ${least} role or higher; you are ${role}`);
       return { org, role };
     }
 
@@ -123,7 +111,7 @@ export function orgRoutes(ctx: ConsoleContext) {
       }
     }
 
-    function keyView(k: ApiKey, used: number) {
+    function keyView(k: ApiKey, used: number): ConsoleKey {
       return {
         id: k.id,
         name: k.name,
@@ -167,15 +155,9 @@ export function orgRoutes(ctx: ConsoleContext) {
     }
 
     async function checkClasses(list: string[]): Promise<string[]> {
-      const unique = [...new Set(list.map((s) => s.trim()).filter((s) => s !== ''))];
-      if (unique.includes('*')) {
-        if (unique.length > 1) throw new ApiError('VALIDATION_FAILED', 'classes: "*" (all classes) stands alone');
-        return ['*'];
-      }
-      const known = new Set(await ctx.labels());
-      const unknown = unique.filter((l) => !known.has(l));
-      if (unknown.length > 0) throw new ApiError('VALIDATION_FAILED', `classes: unknown class ${unknown.slice(0, 5).map((u) => `"${u}"`).join(', ')} (not in the model catalog)`);
-      return unique;
+      const checked = await keyClasses(list, () => ctx.labels());
+      if ('problem' in checked) throw new ApiError('VALIDATION_FAILED', `classes: ${checked.problem}`);
+      return checked.classes;
     }
 
     function entry(request: FastifyRequest, orgId: string, action: AuditAction, target: AuditEntry['target'], details?: Record<string, unknown>): AuditEntry {
@@ -194,24 +176,41 @@ export function orgRoutes(ctx: ConsoleContext) {
       }
     }
 
-    const schema = (summary: string, parts: Record<string, unknown> = {}) => ({ tags: [TAG], summary, security: SECURITY, params: OrgParams, ...parts });
+    /**
+     * An organisation route's schema: its answers, and its errors beyond the session's and the
+     * organisation's (an unsafe method adds its body's and CSRF's).
+     */
+    const schema = (operationId: string, summary: string, unsafe: boolean, success: Record<number, TSchema>, codes: ErrorCode[], parts: Record<string, unknown> = {}) => ({
+      operationId,
+      tags: [TAG],
+      summary,
+      security: SECURITY,
+      params: OrgParams,
+      response: consoleResponses(success, CODES.session, CODES.org, unsafe ? [...CODES.body, ...CODES.csrf] : [], codes),
+      ...parts,
+    });
+    const KeyAnswer = answer({ key: refTo(ConsoleKey) });
+    const keyAnswer = (key: ConsoleKey): Static<typeof KeyAnswer> => ({ key });
 
-    app.get('/orgs/:org', { schema: schema('The organisation (every member)') }, async (request) => {
+    app.get('/orgs/:org', { schema: schema('consoleGetOrg', 'The organisation (every member)', false, { 200: refTo(ConsoleOrganization) }, []) }, async (request): Promise<ConsoleOrganization> => {
       const { org, role } = await access(request, 'viewer');
-      return { id: org.id, name: org.name, status: org.status, balance: org.balance, created_at: iso(org.created_at), role };
+      return { id: org.id, name: org.name, status: org.status, balance: org.balance, created_at: iso(org.created_at) as string, role };
     });
 
-    app.get('/orgs/:org/keys', { schema: schema("The organisation's API keys") }, async (request) => {
+    const KeyList = answer({ keys: Type.Array(refTo(ConsoleKey)) });
+    app.get('/orgs/:org/keys', { schema: schema('consoleListKeys', "The organisation's API keys", false, { 200: KeyList }, []) }, async (request): Promise<Static<typeof KeyList>> => {
       const { org } = await access(request, LEAST_ROLE.read);
       const [keys, used] = await Promise.all([listKeys(db, org.id), monthlyUsageByKey(db, org.id)]);
       return { keys: keys.map((k) => keyView(k, used.get(k.id) ?? 0)) };
     });
 
-    app.post('/orgs/:org/keys', { schema: schema('Create a key; its secret is in this answer only', { body: CreateKeyBody }) }, async (request, reply) => {
+    const NewKey = answer({ key: refTo(ConsoleKey), secret: Type.String({ description: 'The key itself (x-api-key): in this answer only.' }) });
+    const createKeySchema = schema('consoleCreateKey', 'Create a key; its secret is in this answer only', true, { 201: NewKey }, ['FORBIDDEN_ROLE', 'MFA_CHECK_REQUIRED', 'CONFLICT'], { body: CreateKeyBody });
+    app.post('/orgs/:org/keys', { schema: createKeySchema }, async (request, reply) => {
       const { org } = await access(request, LEAST_ROLE.manageKeys);
       // A user with a second factor confirms it (within 10 minutes, in this session) before a new secret is handed out.
       await requireFreshSecondFactor(ctx, request);
-      const body = request.body as KeyBody & { name: string; classes: string[] };
+      const body = request.body as Static<typeof CreateKeyBody>;
       const fields = await toFields(body);
       const { key, record } = await storeCall(() =>
         audited(
@@ -221,16 +220,18 @@ export function orgRoutes(ctx: ConsoleContext) {
         ),
       );
       void reply.header('Cache-Control', 'no-store');
-      return reply.code(201).send({ key: keyView(record, 0), secret: key });
+      const created: Static<typeof NewKey> = { key: keyView(record, 0), secret: key };
+      return reply.code(201).send(created);
     });
 
-    app.get('/orgs/:org/keys/:id', { schema: schema('One key', { params: KeyParams }) }, async (request) => {
+    app.get('/orgs/:org/keys/:id', { schema: schema('consoleGetKey', 'One key', false, { 200: KeyAnswer }, [], { params: KeyParams }) }, async (request) => {
       const { org } = await access(request, LEAST_ROLE.read);
       const key = await keyOf(org.id, (request.params as { id: string }).id);
-      return { key: keyView(key, await usedThisMonth(org.id, key.id)) };
+      return keyAnswer(keyView(key, await usedThisMonth(org.id, key.id)));
     });
 
-    app.patch('/orgs/:org/keys/:id', { schema: schema('Change a key', { params: KeyParams, body: UpdateKeyBody }) }, async (request) => {
+    const updateKeySchema = schema('consoleUpdateKey', 'Change a key', true, { 200: KeyAnswer }, ['FORBIDDEN_ROLE', 'CONFLICT'], { params: KeyParams, body: UpdateKeyBody });
+    app.patch('/orgs/:org/keys/:id', { schema: updateKeySchema }, async (request) => {
       const { org } = await access(request, LEAST_ROLE.manageKeys);
       const before = await keyOf(org.id, (request.params as { id: string }).id);
       const body = request.body as KeyBody;
@@ -238,11 +239,13 @@ export function orgRoutes(ctx: ConsoleContext) {
       const after = await storeCall(() =>
         audited(db, (trx) => updateKey(trx, before.id, fields), (k) => entry(request, org.id, 'key.update', { type: 'key', id: k.id, name: k.name }, { changed: body })),
       );
-      return { key: keyView(after, await usedThisMonth(org.id, after.id)) };
+      return keyAnswer(keyView(after, await usedThisMonth(org.id, after.id)));
     });
 
     for (const action of ['suspend', 'resume', 'revoke'] as const) {
-      app.post(`/orgs/:org/keys/:id/${action}`, { schema: schema(`${action[0].toUpperCase()}${action.slice(1)} a key${action === 'revoke' ? ' (final)' : ''}`, { params: KeyParams }) }, async (request) => {
+      const Action = `${action[0].toUpperCase()}${action.slice(1)}`;
+      const actionSchema = schema(`console${Action}Key`, `${Action} a key${action === 'revoke' ? ' (final)' : ''}`, true, { 200: KeyAnswer }, ['FORBIDDEN_ROLE', 'CONFLICT'], { params: KeyParams });
+      app.post(`/orgs/:org/keys/:id/${action}`, { schema: actionSchema }, async (request) => {
         const { org } = await access(request, LEAST_ROLE.manageKeys);
         const before = await keyOf(org.id, (request.params as { id: string }).id);
         const { key: after } = await storeCall(() =>
@@ -252,11 +255,14 @@ export function orgRoutes(ctx: ConsoleContext) {
             ({ from, key: k }) => (k.status !== from ? entry(request, org.id, `key.${action}`, { type: 'key', id: k.id, name: k.name }, { from, to: k.status }) : null),
           ),
         );
-        return { key: keyView(after, await usedThisMonth(org.id, after.id)) };
+        return keyAnswer(keyView(after, await usedThisMonth(org.id, after.id)));
       });
     }
 
-    app.get('/orgs/:org/usage', { schema: schema('Requests per day (DONE, ERROR, refused), quota and balance', { querystring: DaysQuery({ key_id: Type.Optional(Type.String({ maxLength: 64 })) }) }) }, async (request) => {
+    const usageSchema = schema('consoleGetUsage', 'Requests per day (DONE, ERROR, refused), quota and balance', false, { 200: refTo(ConsoleUsage) }, [], {
+      querystring: DaysQuery({ key_id: Type.Optional(Type.String({ maxLength: 64, description: 'One key (404 when it is not of this organisation)' })) }),
+    });
+    app.get('/orgs/:org/usage', { schema: usageSchema }, async (request): Promise<ConsoleUsage> => {
       const { org } = await access(request, LEAST_ROLE.read);
       const q = request.query as { days?: string; key_id?: string };
       const days = intParam(q.days, 'days', 30, 366);
@@ -273,7 +279,9 @@ export function orgRoutes(ctx: ConsoleContext) {
       return { days: await usageByDay(db, org.id, days, q.key_id), quota, balance: org.balance };
     });
 
-    app.get('/orgs/:org/keys/:id/requests', { schema: schema("A key's latest requests", { params: KeyParams, querystring: LimitQuery(200) }) }, async (request) => {
+    const RequestList = answer({ requests: Type.Array(refTo(ConsoleRequest)) }, 'Newest first.');
+    const requestsSchema = schema('consoleListKeyRequests', "A key's latest requests", false, { 200: RequestList }, [], { params: KeyParams, querystring: LimitQuery(200) });
+    app.get('/orgs/:org/keys/:id/requests', { schema: requestsSchema }, async (request): Promise<Static<typeof RequestList>> => {
       const { org } = await access(request, LEAST_ROLE.read);
       const key = await keyOf(org.id, (request.params as { id: string }).id);
       const rows = await latestRequests(db, key.id, intParam((request.query as { limit?: string }).limit, 'limit', 50, 200));
@@ -282,8 +290,8 @@ export function orgRoutes(ctx: ConsoleContext) {
           id: r.id,
           external_id: r.external_id,
           kind: r.kind,
-          status: r.status,
-          created_at: iso(r.created_at),
+          status: r.status as ConsoleRequest['status'],
+          created_at: iso(r.created_at) as string,
           processing_time_ms: r.processing_time_ms,
           image_url: r.image_stored ? ctx.signer.sign(r.id) : null,
           results: r.results,
@@ -294,18 +302,20 @@ export function orgRoutes(ctx: ConsoleContext) {
       };
     });
 
-    app.get('/orgs/:org/feedback', { schema: schema('Feedback ratings (-1 bad, 0 neutral, 1 good) per label and per day', { querystring: DaysQuery() }) }, async (request) => {
+    const feedbackSchema = schema('consoleGetFeedback', 'Feedback ratings (-1 bad, 0 neutral, 1 good) per label and per day', false, { 200: refTo(ConsoleFeedback) }, [], { querystring: DaysQuery() });
+    app.get('/orgs/:org/feedback', { schema: feedbackSchema }, async (request): Promise<ConsoleFeedback> => {
       const { org } = await access(request, LEAST_ROLE.read);
       return feedbackCounts(db, org.id, intParam((request.query as { days?: string }).days, 'days', 30, 366));
     });
 
-    app.get('/orgs/:org/members', { schema: schema('Members and their roles') }, async (request) => {
+    const MemberList = answer({ members: Type.Array(refTo(ConsoleMember)) });
+    app.get('/orgs/:org/members', { schema: schema('consoleListMembers', 'Members and their roles', false, { 200: MemberList }, []) }, async (request): Promise<Static<typeof MemberList>> => {
       const { org } = await access(request, LEAST_ROLE.read);
       const members = await listMembers(db, org.id);
-      return { members: members.map((m) => ({ user: m.user, role: m.role, created_at: iso(m.created_at) })) };
+      return { members: members.map((m) => ({ user: m.user, role: m.role, created_at: iso(m.created_at) as string })) };
     });
 
-    function invitationView(i: Invitation) {
+    function invitationView(i: Invitation): ConsoleInvitation {
       return {
         id: i.id,
         email: i.email,
@@ -316,10 +326,15 @@ export function orgRoutes(ctx: ConsoleContext) {
       };
     }
 
+    const Invited = answer({
+      invitation: refTo(ConsoleInvitation),
+      delivered: Type.Union([Type.Literal('email'), Type.Literal('link')], { description: 'email: the link went to the invitee; link: it is in invitation_url, once' }),
+      invitation_url: Type.Optional(Type.String({ description: 'The one-time link (delivered: link only).' })),
+    });
     app.post(
       '/orgs/:org/members',
       {
-        schema: schema('Invite a member: a one-time link, e-mailed to the invitee (SMTP configured) or shown only in this answer', {
+        schema: schema('consoleInviteMember', 'Invite a member: a one-time link, e-mailed to the invitee (SMTP configured) or shown only in this answer', true, { 201: Invited }, ['FORBIDDEN_ROLE', 'CONFLICT'], {
           description:
             'Creates an invitation; the invitee sets their own password (no account yet) or accepts as their existing account. The answer is the same whether or not the e-mail has an account. An earlier pending invitation of the same e-mail here is revoked. With SMTP configured (SMTP_URL) the link is e-mailed to the invitee and is not in the answer (`delivered: "email"`); a failed send creates nothing and answers 503 SERVICE_UNAVAILABLE with Retry-After (400 VALIDATION_FAILED when the mail server refuses the address). Without SMTP the answer has the link, once (`delivered: "link"`, `invitation_url`).',
           body: AddMemberBody,
@@ -337,20 +352,21 @@ export function orgRoutes(ctx: ConsoleContext) {
         );
         void reply.header('Cache-Control', 'no-store');
         const invitation = invitationView(invited.invitation);
-        return reply
-          .code(201)
-          .send(invited.delivered === 'email' ? { invitation, delivered: 'email' } : { invitation, delivered: 'link', invitation_url: invited.url });
+        const sent: Static<typeof Invited> = invited.delivered === 'email' ? { invitation, delivered: 'email' } : { invitation, delivered: 'link', invitation_url: invited.url };
+        return reply.code(201).send(sent);
       },
     );
 
-    app.get('/orgs/:org/invitations', { schema: schema('Pending invitations (owners and admins)') }, async (request) => {
+    const InvitationList = answer({ invitations: Type.Array(refTo(ConsoleInvitation)) });
+    const invitationsSchema = schema('consoleListInvitations', 'Pending invitations (owners and admins)', false, { 200: InvitationList }, ['FORBIDDEN_ROLE']);
+    app.get('/orgs/:org/invitations', { schema: invitationsSchema }, async (request): Promise<Static<typeof InvitationList>> => {
       const { org } = await access(request, LEAST_ROLE.manageMembers);
       return { invitations: (await listPendingInvitations(db, org.id)).map(invitationView) };
     });
 
     app.delete(
       '/orgs/:org/invitations/:id',
-      { schema: schema('Revoke a pending invitation (an owner for an owner invitation)', { params: InvitationParams }) },
+      { schema: schema('consoleRevokeInvitation', 'Revoke a pending invitation (an owner for an owner invitation)', true, { 204: NoContent }, ['FORBIDDEN_ROLE'], { params: InvitationParams }) },
       async (request, reply) => {
         const { org, role: myRole } = await access(request, LEAST_ROLE.manageMembers);
         const { id } = request.params as { id: string };
@@ -393,7 +409,9 @@ export function orgRoutes(ctx: ConsoleContext) {
       return { orgId: org.id, ...r };
     }
 
-    app.patch('/orgs/:org/members/:userId', { schema: schema("Change a member's role", { params: MemberParams, body: ChangeMemberBody }) }, async (request) => {
+    const MemberChanged = answer({ member: answer({ user: refTo(ConsoleUser), role: RoleSchema }) });
+    const changeMemberSchema = schema('consoleChangeMember', "Change a member's role", true, { 200: MemberChanged }, ['FORBIDDEN_ROLE', 'CONFLICT'], { params: MemberParams, body: ChangeMemberBody });
+    app.patch('/orgs/:org/members/:userId', { schema: changeMemberSchema }, async (request): Promise<Static<typeof MemberChanged>> => {
       const { role } = request.body as { role: Role };
       const r = await memberChange(request, { role }, (orgId, m) =>
         m.before !== role ? entry(request, orgId, 'member.role_change', { type: 'member', id: m.userId, name: m.email }, { from: m.before, to: role }) : null,
@@ -401,7 +419,8 @@ export function orgRoutes(ctx: ConsoleContext) {
       return { member: { user: { id: r.userId, email: r.email }, role } };
     });
 
-    app.delete('/orgs/:org/members/:userId', { schema: schema('Remove a member (or leave); the last owner stays', { params: MemberParams }) }, async (request, reply) => {
+    const removeMemberSchema = schema('consoleRemoveMember', 'Remove a member (or leave); the last owner stays', true, { 204: NoContent }, ['FORBIDDEN_ROLE', 'CONFLICT'], { params: MemberParams });
+    app.delete('/orgs/:org/members/:userId', { schema: removeMemberSchema }, async (request, reply) => {
       await memberChange(request, { remove: true }, (orgId, m) => entry(request, orgId, 'member.remove', { type: 'member', id: m.userId, name: m.email }, { role: m.before }));
       return reply.code(204).send();
     });
@@ -409,7 +428,7 @@ export function orgRoutes(ctx: ConsoleContext) {
     app.get(
       '/orgs/:org/audit',
       {
-        schema: schema('The audit log, newest first, filtered; or all of it as JSON lines (owners and admins)', {
+        schema: schema('consoleGetAudit', 'The audit log, newest first, filtered; or all of it as JSON lines (owners and admins)', false, { 200: AuditAnswer }, ['FORBIDDEN_ROLE'], {
           description:
             'Filters: `action` (comma-separated, `key.*` for a prefix), `actor` (e-mail or user id; `recog CLI` for the server CLI), `since` (inclusive) and `until` (exclusive) as ISO-8601 date-times, `before` (an entry id: older ones, for paging). `format=jsonl` answers every matching entry, one JSON object per line (`application/x-ndjson`), streamed; `limit` and `before` still apply when given.',
           querystring: AuditQuery,

@@ -19,6 +19,7 @@ import { mfaRoutes, orgMfaGate } from './mfa.js';
 import type { ConsoleContext } from './context.js';
 import { orgRoutes } from './org-routes.js';
 import { refusalCounter } from './refusals.js';
+import { consoleSchemas } from './schemas.js';
 import { consoleCookiesHook } from './session-auth.js';
 import { PasswordHasher, PasswordHashingBusy } from './passwords.js';
 import { AttemptThrottled, DEFAULT_THROTTLE, LoginThrottle, type ThrottlePolicies } from './throttle.js';
@@ -68,6 +69,8 @@ export interface ConsoleOptions {
 export async function registerConsole(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   await app.register(refusalCounter, { db: options.db });
   if (!options.config.consoleEnabled) return;
+  // On the root, beside the public API's: the answers refer to them and /openapi.json lists them.
+  for (const schema of consoleSchemas) app.addSchema(schema);
   await app.register(consolePlugin, { ...options, prefix: CONSOLE_PREFIX });
 }
 
