@@ -56,12 +56,12 @@ const stderrLogger: LimitsLogger = {
 };
 
 export async function createLimits(opts: CreateLimitsOptions): Promise<LimitsService> {
-  const limits = new AdmissionLimits(opts);
+  const limits = new RateLimits(opts);
   await limits.start();
   return limits;
 }
 
-class AdmissionLimits implements LimitsService {
+class RateLimits implements LimitsService {
   private readonly clock: () => number;
   private readonly clockInjected: boolean;
   private readonly prefix: string;

@@ -1,5 +1,5 @@
 /**
- * The rate limit, the first of the contract's admission limits after authentication
+ * The rate limit, the first of the contract's limits after authentication
  * (rate limit → monthly quota → call balance). src/limits implements it on Redis, or in
  * this process in embedded mode. Quota and balance are charged by the request repository,
  * in the same statement that writes the request (src/store/migrations/0500_admission.ts).

@@ -4,14 +4,14 @@
  * are charged, and one refused before processing is given back with the removal of its row.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admission } from './admission.js';
+import type { RequestCharging } from './charging.js';
 import { observeOutcome, TIMEOUT_MESSAGE, type DeadlinePipeline, type Outcome } from './deadline-pipeline.js';
 import { ImageError, type ImageFetcher } from './image-ports.js';
 import type { Caller, RecognitionObserver } from './types.js';
 import { failedBeforeProcessing, toBatchEntry, type BatchCVResult, type BatchImageResult } from './views.js';
 
 export interface BatchDeps {
-  admission: Pick<Admission, 'admitBatch'>;
+  charging: Pick<RequestCharging, 'chargeBatch'>;
   pipeline: Pick<DeadlinePipeline, 'run'>;
   fetcher: Pick<ImageFetcher, 'validate'>;
   observer?: RecognitionObserver;
@@ -50,7 +50,7 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
   });
   // One statement charges quota and balance for the accepted images and writes their rows,
   // each recording its charge, so a crash or a 5xx refunds it.
-  const records = await deps.admission.admitBatch(
+  const records = await deps.charging.chargeBatch(
     caller,
     accepted.map(({ url }) => ({
       keyId: caller.keyId,

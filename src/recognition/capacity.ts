@@ -1,5 +1,5 @@
 /**
- * Admission to decode and inference: at most `concurrency` images at once, at most
+ * The capacity gate of decode and inference: at most `concurrency` images at once, at most
  * `queueLength` waiting for a slot, and a refusal (CapacityExceeded, answered 503 with
  * Retry-After) when both are full, so latency cannot grow without bound and the memory
  * held by decodes stays below the pixel limit times the concurrency.

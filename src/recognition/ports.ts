@@ -31,7 +31,7 @@ export interface RequestRecord {
 }
 
 export interface NewRequest {
-  /** Chosen by the caller (a random UUID), so a repeated admission finds what it wrote. */
+  /** Chosen by the caller (a random UUID), so a repeated charge finds what it wrote. */
   id: string;
   keyId: string;
   orgId: string;
@@ -43,8 +43,8 @@ export interface NewRequest {
   imageFingerprint: string;
 }
 
-/** One admission: the requests of one call, charged one unit each, in one transaction. */
-export interface Admit {
+/** One charge order: the requests of one call, charged one unit each, in one transaction. */
+export interface ChargeOrder {
   keyId: string;
   orgId: string;
   /** The key's monthly quota, and the UTC month ('YYYY-MM') the units are counted in. */
@@ -60,9 +60,9 @@ export interface Admit {
   requests: NewRequest[];
 }
 
-export type AdmitResult =
+export type ChargeResult =
   /** Charged, and the rows written, in the order given; each records the month it was charged in. */
-  | { outcome: 'admitted'; records: RequestRecord[] }
+  | { outcome: 'charged'; records: RequestRecord[] }
   /** A live sync request holds the external_id (null: it ended ERROR meanwhile); nothing charged. */
   | { outcome: 'existing'; record: RequestRecord | null }
   /** The quota has no room for these units; `used` is this month's usage. Nothing charged. */
@@ -85,7 +85,7 @@ export interface RequestRepository {
    * Claims (sync), reserves quota, debits the balance and writes the rows, all or nothing,
    * atomic across replicas; safe to repeat after an unknown outcome.
    */
-  admit(admission: Admit): Promise<AdmitResult>;
+  charge(order: ChargeOrder): Promise<ChargeResult>;
   /** QUEUED → PROCESSING; false when the request already ended (e.g. timed out). */
   markProcessing(id: string): Promise<boolean>;
   /** Ends an unfinished request DONE; false when it had already ended. */

@@ -2,11 +2,11 @@
  * The recognition use case: sync and batch submission, lookup and feedback. It knows the
  * contract's rules (idempotency, charging order, deadlines, ownership, classes) and nothing
  * of HTTP or of the database driver: it talks to ports. Its three concerns live apart:
- * admission.ts (claim, charge, give back), deadline-pipeline.ts (one image against a
+ * charging.ts (claim, charge, give back), deadline-pipeline.ts (one image against a
  * deadline) and batch-fan-out.ts (many images, bounded).
  */
 import { createHash } from 'node:crypto';
-import { Admission, type RequestDraft } from './admission.js';
+import { RequestCharging, type RequestDraft } from './charging.js';
 import { fanOutBatch } from './batch-fan-out.js';
 import { DeadlinePipeline, observeOutcome } from './deadline-pipeline.js';
 import type { ObjectDetector } from './detection.js';
@@ -17,7 +17,7 @@ import type { Caller, Logger, RecognitionObserver, Source, SyncImage } from './t
 import { toCVResult, type BatchCVResult, type CVResult } from './views.js';
 
 export type { Caller, Logger, RecognitionObserver, SyncImage } from './types.js';
-export { secondsUntilNextMonthUtc } from './admission.js';
+export { secondsUntilNextMonthUtc } from './charging.js';
 export { filterByClasses } from './deadline-pipeline.js';
 export { runBounded } from './batch-fan-out.js';
 
@@ -43,11 +43,11 @@ export interface RecognitionDeps {
 }
 
 export class RecognitionService {
-  private readonly admission: Admission;
+  private readonly charging: RequestCharging;
   private readonly pipeline: DeadlinePipeline;
 
   constructor(private readonly deps: RecognitionDeps) {
-    this.admission = new Admission(deps);
+    this.charging = new RequestCharging(deps);
     this.pipeline = new DeadlinePipeline(deps);
   }
 
@@ -80,7 +80,7 @@ export class RecognitionService {
     };
 
     // One statement claims the external_id, charges quota and balance, and writes the row.
-    const claim = await this.admission.admitSync(caller, request);
+    const claim = await this.charging.chargeSync(caller, request);
     if (claim.kind === 'replay') {
       this.deps.observer?.recognition('replay', 'sync');
       return { result: await this.view(claim.record), replayed: true };
@@ -108,7 +108,7 @@ export class RecognitionService {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
     return fanOutBatch(
       {
-        admission: this.admission,
+        charging: this.charging,
         pipeline: this.pipeline,
         fetcher: this.deps.fetcher,
         observer: this.deps.observer,

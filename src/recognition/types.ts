@@ -1,4 +1,4 @@
-/** Shapes shared by the recognition use case's modules (admission, pipeline, batch fan-out). */
+/** Shapes shared by the recognition use case's modules (charging, pipeline, batch fan-out). */
 import type { IntakeImage } from './image-ports.js';
 
 /** What limits a key: its rate (src/limits) and its monthly quota (charged by the request repository). */

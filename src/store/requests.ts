@@ -1,7 +1,7 @@
 /** PostgreSQL implementation of the recognition RequestRepository. */
 import type { Knex } from 'knex';
 import type { Detection } from '../recognition/detection.js';
-import type { Admit, AdmitResult, RequestFailure, RequestRecord, RequestRepository } from '../recognition/ports.js';
+import type { ChargeOrder, ChargeResult, RequestFailure, RequestRecord, RequestRepository } from '../recognition/ports.js';
 import { withDbRetry } from './db-faults.js';
 
 interface Row {
@@ -28,6 +28,7 @@ interface Row {
 
 const UNFINISHED = ['QUEUED', 'PROCESSING'];
 
+/** The answer of the SQL function recognition_admit (migration 0500_admission), in its own words. */
 type AdmitJson =
   | { outcome: 'admitted'; requests: Array<Record<string, unknown>> }
   | { outcome: 'existing'; request: Record<string, unknown> | null }
@@ -68,7 +69,7 @@ function fromJson(j: Record<string, unknown>): RequestRecord {
  * charged and not yet refunded: quota to key_usage (the month it was counted in), balance to
  * the organisation. One statement, so ending and refunding cannot come apart, and the
  * `refunded_at IS NULL` guard under the row lock makes the refund happen once whichever
- * replica or sweep ends the request. Locks key_usage before organizations, as admission does.
+ * replica or sweep ends the request. Locks key_usage before organizations, as charging does.
  */
 export async function endRequests(
   db: Knex,
@@ -118,7 +119,7 @@ export class PgRequestRepository implements RequestRepository {
   // Transient database faults are retried where a retry cannot do harm (see db-faults.ts):
   // reads and idempotent writes always, other writes only when the statement did not apply.
 
-  async admit(a: Admit): Promise<AdmitResult> {
+  async charge(a: ChargeOrder): Promise<ChargeResult> {
     const requests = a.requests.map((n) => ({
       id: n.id,
       kind: n.kind,
@@ -140,13 +141,13 @@ export class PgRequestRepository implements RequestRepository {
           a.idempotent,
           JSON.stringify(requests),
         ]),
-      { kind: 'read' },
+      { idempotent: true },
     );
     const r = rows[0].r;
     switch (r.outcome) {
       case 'admitted': {
         const byId = new Map(r.requests.map((j) => [j.id as string, fromJson(j)]));
-        return { outcome: 'admitted', records: a.requests.map((n) => byId.get(n.id)!) };
+        return { outcome: 'charged', records: a.requests.map((n) => byId.get(n.id)!) };
       }
       case 'existing':
         return { outcome: 'existing', record: r.request === null ? null : fromJson(r.request) };
@@ -158,7 +159,7 @@ export class PgRequestRepository implements RequestRepository {
   }
 
   async markProcessing(id: string): Promise<boolean> {
-    const n = await withDbRetry(() => this.db('requests').where({ id, status: 'QUEUED' }).update({ status: 'PROCESSING', started_at: this.db.fn.now() }), { kind: 'write' });
+    const n = await withDbRetry(() => this.db('requests').where({ id, status: 'QUEUED' }).update({ status: 'PROCESSING', started_at: this.db.fn.now() }), { idempotent: false });
     return n === 1;
   }
 
@@ -183,7 +184,7 @@ export class PgRequestRepository implements RequestRepository {
     // Conditional on the request being unfinished, so repeating it after an unknown outcome is harmless.
     const { ended } = await withDbRetry(
       () => endRequests(this.db, { sql: `id = ? AND status IN ('QUEUED', 'PROCESSING')`, bindings: [id] }, { ...f, refund: f.refund ?? false }),
-      { kind: 'read' },
+      { idempotent: true },
     );
     return ended === 1;
   }
@@ -191,7 +192,7 @@ export class PgRequestRepository implements RequestRepository {
   async failUndelivered(id: string, error: string, responseCode: number): Promise<boolean> {
     const { ended } = await withDbRetry(
       () => endRequests(this.db, { sql: `id = ? AND status <> 'ERROR'`, bindings: [id] }, { error, responseCode, refund: true }),
-      { kind: 'read' },
+      { idempotent: true },
     );
     return ended === 1;
   }
@@ -214,13 +215,13 @@ export class PgRequestRepository implements RequestRepository {
            SELECT count(*)::int AS n FROM gone`,
           [id],
         ),
-      { kind: 'read' },
+      { idempotent: true },
     );
     return rows[0]?.n === 1;
   }
 
   async findById(id: string): Promise<RequestRecord | null> {
-    const row = await withDbRetry(() => this.db<Row>('requests').where({ id }).first(), { kind: 'read' });
+    const row = await withDbRetry(() => this.db<Row>('requests').where({ id }).first(), { idempotent: true });
     return row ? toRecord(row) : null;
   }
 }

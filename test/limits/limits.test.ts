@@ -1,7 +1,7 @@
 /**
  * The rate limiter's semantics, run against both implementations (Redis and in-process):
  * exact counts under concurrency, header values, the sliding window, per-key overrides.
- * (Quota and balance are charged by admission: test/store/admission.test.ts.)
+ * (Quota and balance are charged by admission: test/store/charging.test.ts.)
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,11 +1,12 @@
 /**
  * Redis failures on a private redis-server: stopped and restarted mid-test, hung, and
  * unreachable at start. The rate limiter must keep serving and recover by itself. (The
- * quota does not live in Redis: test/store/admission.test.ts.)
+ * quota does not live in Redis: test/store/charging.test.ts.)
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { count, limitsFor, makeKey, openTestDb, PrivateRedis, waitFor, type TestDb } from './harness.js';
+import { eventually } from '../helpers/eventually.js';
+import { count, limitsFor, makeKey, openTestDb, PrivateRedis, type TestDb } from './harness.js';
 
 let t: TestDb;
 let redis: PrivateRedis;
@@ -48,7 +49,7 @@ describe('Redis outages', () => {
       assert.equal(r.degraded, true);
 
       await redis.start();
-      assert.ok(await waitFor(() => limits.mode() === 'redis'), 'recovers by itself when Redis is back');
+      await eventually(() => limits.mode() === 'redis', { what: 'recovery by itself once Redis is back' });
       assert.deepEqual(changes, [true, false]);
       // Back on Redis: the restarted server (empty) gets the window again.
       const after = await Promise.all(Array.from({ length: 6 }, () => limits.checkRate(key, 'recognition')));
@@ -72,7 +73,7 @@ describe('Redis outages', () => {
       assert.equal(limits.mode(), 'degraded');
       redis.resume();
       // No calls needed: the probe notices the server answering again.
-      assert.ok(await waitFor(() => limits.mode() === 'redis'));
+      await eventually(() => limits.mode() === 'redis', { what: 'Redis mode once the server answers again' });
     } finally {
       redis.resume();
       await limits.close();
@@ -92,7 +93,7 @@ describe('Redis outages', () => {
       assert.deepEqual(await limits.ready(), { ok: true, degraded: true, detail: 'degraded: Redis unreachable; per-process rate limits' });
       // And it picks Redis up when it appears.
       await dead.start();
-      assert.ok(await waitFor(() => limits.mode() === 'redis'));
+      await eventually(() => limits.mode() === 'redis', { what: 'Redis mode once it appears' });
     } finally {
       await limits.close();
       await dead.stop();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ImageError } from '../../src/images/errors.js';
-import { Admission } from '../../src/recognition/admission.js';
+import { RequestCharging } from '../../src/recognition/charging.js';
 import { fanOutBatch, runBounded, type BatchDeps } from '../../src/recognition/batch-fan-out.js';
 import type { Outcome } from '../../src/recognition/deadline-pipeline.js';
 import type { RequestRecord } from '../../src/recognition/ports.js';
@@ -11,7 +11,7 @@ import { caller, InMemoryRequests } from './fakes.js';
 function setup(script: (url: string, record: RequestRecord, requests: InMemoryRequests) => Promise<Outcome>, requests = new InMemoryRequests(100, 100)) {
   const sizes: number[] = [];
   const deps: BatchDeps = {
-    admission: new Admission({ requests }),
+    charging: new RequestCharging({ requests }),
     pipeline: { run: (_c, record, source) => script(source.kind === 'url' ? source.url : '', record, requests) },
     fetcher: {
       validate: (url) => {
@@ -75,13 +75,13 @@ test('one image refused after DNS is given back; a failing image never affects t
   assert.deepEqual([requests.used, requests.balance], [3, 97]);
 });
 
-test('a failing admission fails the batch with nothing run', async () => {
+test('a failing charge fails the batch with nothing run', async () => {
   let ran = 0;
   const { deps, requests } = setup(async (_u, r) => {
     ran++;
     return done(r);
   });
-  requests.admit = async () => {
+  requests.charge = async () => {
     throw new Error('db down');
   };
   await assert.rejects(fanOutBatch(deps, caller, { urls: ['https://a/1', 'https://a/2'], externalId: null }, Date.now() + 5_000), /db down/);

@@ -1,4 +1,4 @@
-/** The decode/inference admission gate: exact slot and queue accounting, refusals, abort while queued. */
+/** The decode/inference capacity gate: exact slot and queue accounting, refusals, abort while queued. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CapacityExceeded, CapacityGate } from '../../src/recognition/capacity.js';

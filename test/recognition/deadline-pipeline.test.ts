@@ -35,9 +35,9 @@ function setup(detect: (bytes: Uint8Array, o?: DetectOptions) => Promise<Detecti
 
 /** A request admitted as the service admits it, sync or batch: QUEUED, charged one unit. */
 async function claimed(requests: InMemoryRequests, kind: 'sync' | 'batch' = 'sync') {
-  const a = await requests.admit({ keyId: 'key-1', orgId: 'org-1', quota: 100, month: '2026-11', idempotent: kind === 'sync', status: 'QUEUED', requests: [newRequest({ kind })] });
-  assert.equal(a.outcome, 'admitted');
-  return a.outcome === 'admitted' ? a.records[0] : assert.fail();
+  const a = await requests.charge({ keyId: 'key-1', orgId: 'org-1', quota: 100, month: '2026-11', idempotent: kind === 'sync', status: 'QUEUED', requests: [newRequest({ kind })] });
+  assert.equal(a.outcome, 'charged');
+  return a.outcome === 'charged' ? a.records[0] : assert.fail();
 }
 
 test('an image within its deadline ends DONE with only the caller\'s classes, image stored', async () => {
@@ -49,8 +49,8 @@ test('an image within its deadline ends DONE with only the caller\'s classes, im
   assert.deepEqual(out.kind === 'finished' && out.record.results.map((r) => r.label), ['dog']);
   assert.ok(stored.has(record.id));
   assert.equal(out.kind === 'finished' && out.record.imageStored, true);
-  // QUEUED at admission, PROCESSING as inference starts, then the ending.
-  assert.deepEqual(requests.calls, ['admit', 'markProcessing', 'finishDone']);
+  // QUEUED when charged, PROCESSING as inference starts, then the ending.
+  assert.deepEqual(requests.calls, ['charge', 'markProcessing', 'finishDone']);
 });
 
 for (const kind of ['sync', 'batch'] as const) {
@@ -102,11 +102,11 @@ test('the PROCESSING write does not hold up inference, and the ending waits for 
   // Inference started (and finished) while the PROCESSING write was still unanswered…
   assert.ok(detecting, 'inference waited for the PROCESSING write');
   // …and the ending waits for that answer, so DONE can never be overwritten or come first.
-  assert.deepEqual(requests.calls, ['admit', 'markProcessing']);
+  assert.deepEqual(requests.calls, ['charge', 'markProcessing']);
   answered.resolve();
   const out = await run;
   assert.equal(out.kind === 'finished' && out.record.status, 'DONE');
-  assert.deepEqual(requests.calls, ['admit', 'markProcessing', 'finishDone']);
+  assert.deepEqual(requests.calls, ['charge', 'markProcessing', 'finishDone']);
 });
 
 test('the deadline passing first ends the record ERROR 408 and aborts the detector', async () => {

@@ -3,18 +3,18 @@
  * (the real repositories are tested against PostgreSQL in test/store and test/api).
  */
 import { randomUUID } from 'node:crypto';
-import type { Admit, AdmitResult, NewRequest, RequestFailure, RequestRecord, RequestRepository } from '../../src/recognition/ports.js';
+import type { ChargeOrder, ChargeResult, NewRequest, RequestFailure, RequestRecord, RequestRepository } from '../../src/recognition/ports.js';
 import type { Caller, Logger } from '../../src/recognition/types.js';
 
 /**
- * Requests, quota and balance in memory, with the repository's all-or-nothing admission:
+ * Requests, quota and balance in memory, with the repository's all-or-nothing charge:
  * `used` counts the units charged, `balance` what is left (null: unlimited).
  */
 export class InMemoryRequests implements RequestRepository {
   readonly rows = new Map<string, RequestRecord>();
   readonly calls: string[] = [];
-  /** Answers for admit, taken in order before the default behaviour. */
-  readonly scriptedAdmits: AdmitResult[] = [];
+  /** Answers for charge, taken in order before the default behaviour. */
+  readonly scriptedAdmits: ChargeResult[] = [];
   /** Requests whose charge was given back (discard, finishError with refund, failUndelivered). */
   readonly refunded = new Set<string>();
   used = 0;
@@ -40,8 +40,8 @@ export class InMemoryRequests implements RequestRepository {
     };
   }
 
-  async admit(a: Admit): Promise<AdmitResult> {
-    this.calls.push('admit');
+  async charge(a: ChargeOrder): Promise<ChargeResult> {
+    this.calls.push('charge');
     const scripted = this.scriptedAdmits.shift();
     if (scripted) return scripted;
     const units = a.requests.length;
@@ -57,7 +57,7 @@ export class InMemoryRequests implements RequestRepository {
     if (this.balance !== null) this.balance -= units;
     const records = a.requests.map((r) => this.make(r, a.status));
     for (const r of records) this.rows.set(r.id, r);
-    return { outcome: 'admitted', records: records.map((r) => ({ ...r })) };
+    return { outcome: 'charged', records: records.map((r) => ({ ...r })) };
   }
   private giveBack(id: string): void {
     this.refunded.add(id);

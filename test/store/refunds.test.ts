@@ -19,19 +19,19 @@ after(async () => {
 
 const MONTH = new Date().toISOString().slice(0, 7);
 
-/** n batch requests admitted (charged) for a new key, leaving `balance` on its organisation. */
+/** n batch requests charged (charged) for a new key, leaving `balance` on its organisation. */
 async function charged(n: number, balance: number) {
   const k = await t.newKey({ balance: balance + n });
   const repo = new PgRequestRepository(t.db, 'test-instance');
-  const admitted = await repo.admit({
+  const charged = await repo.charge({
     keyId: k.id, orgId: k.orgId, quota: 100, month: MONTH, idempotent: false, status: 'QUEUED',
     requests: Array.from({ length: n }, (_, i) => ({
       id: randomUUID(), keyId: k.id, orgId: k.orgId, kind: 'batch' as const, externalId: `r${i}`, source: 'url' as const,
       sourceUrl: 'https://example.com/a.png', imageFingerprint: 'url:a',
     })),
   });
-  assert.equal(admitted.outcome, 'admitted');
-  const rows = admitted.outcome === 'admitted' ? admitted.records : [];
+  assert.equal(charged.outcome, 'charged');
+  const rows = charged.outcome === 'charged' ? charged.records : [];
   const state = async () => ({
     used: Number((await t.db('key_usage').where({ key_id: k.id, month: MONTH }).first()).used),
     balance: Number((await t.db('organizations').where({ id: k.orgId }).first()).balance),

@@ -1,21 +1,21 @@
 /**
- * Admission: the requests of one call claimed (sync idempotency), charged (quota, then
+ * Charging: the requests of one call claimed (sync idempotency), charged (quota, then
  * balance, in the contract's order) and written, by one atomic repository call. What the
  * repository cannot do atomically it refuses whole, so nothing here ever has to be undone.
  */
 import { randomUUID } from 'node:crypto';
 import { RecognitionRejected } from './errors.js';
 import { utcMonth } from './month.js';
-import type { Admit, AdmitResult, NewRequest, RequestRecord, RequestRepository } from './ports.js';
+import type { ChargeOrder, ChargeResult, NewRequest, RequestRecord, RequestRepository } from './ports.js';
 import type { Caller } from './types.js';
 
-export interface AdmissionDeps {
-  requests: Pick<RequestRepository, 'admit'>;
+export interface ChargingDeps {
+  requests: Pick<RequestRepository, 'charge'>;
   /** Milliseconds since the epoch; decides the quota month. */
   now?: () => number;
 }
 
-/** A request as the use case describes it; admission gives it its id. */
+/** A request as the use case describes it; charging gives it its id. */
 export type RequestDraft = Omit<NewRequest, 'id'>;
 
 export type SyncClaim =
@@ -34,10 +34,10 @@ export function secondsUntilNextMonthUtc(now = new Date()): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
-export class Admission {
+export class RequestCharging {
   private readonly now: () => number;
 
-  constructor(private readonly deps: AdmissionDeps) {
+  constructor(private readonly deps: ChargingDeps) {
     this.now = deps.now ?? Date.now;
   }
 
@@ -45,11 +45,11 @@ export class Admission {
    * Claims (key, external_id) for a sync request and charges it. A live holder with another
    * image is 422, one still running is 409, a DONE one with the same image is replayed.
    */
-  async admitSync(caller: Caller, draft: RequestDraft): Promise<SyncClaim> {
+  async chargeSync(caller: Caller, draft: RequestDraft): Promise<SyncClaim> {
     const request = { ...draft, id: randomUUID() };
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      const result = await this.deps.requests.admit(this.admission(caller, [request], true));
-      if (result.outcome === 'admitted') return { kind: 'claimed', record: result.records[0] };
+      const result = await this.deps.requests.charge(this.order(caller, [request], true));
+      if (result.outcome === 'charged') return { kind: 'claimed', record: result.records[0] };
       if (result.outcome !== 'existing') throw this.refusal(caller, 1, result);
       const existing = result.record;
       // The holder ended ERROR (or vanished) meanwhile: the slot is free, try again.
@@ -64,16 +64,16 @@ export class Admission {
   }
 
   /** Charges one unit per request and writes them QUEUED, all or none; records in the drafts' order. */
-  async admitBatch(caller: Caller, drafts: RequestDraft[]): Promise<RequestRecord[]> {
+  async chargeBatch(caller: Caller, drafts: RequestDraft[]): Promise<RequestRecord[]> {
     if (drafts.length === 0) return [];
     const requests = drafts.map((d) => ({ ...d, id: randomUUID() }));
-    const result = await this.deps.requests.admit(this.admission(caller, requests, false));
-    if (result.outcome === 'admitted') return result.records;
-    if (result.outcome === 'existing') throw new Error('a batch admission reported an idempotency holder');
+    const result = await this.deps.requests.charge(this.order(caller, requests, false));
+    if (result.outcome === 'charged') return result.records;
+    if (result.outcome === 'existing') throw new Error('a batch charge reported an idempotency holder');
     throw this.refusal(caller, requests.length, result);
   }
 
-  private admission(caller: Caller, requests: NewRequest[], idempotent: boolean): Admit {
+  private order(caller: Caller, requests: NewRequest[], idempotent: boolean): ChargeOrder {
     return {
       keyId: caller.keyId,
       orgId: caller.orgId,
@@ -87,7 +87,7 @@ export class Admission {
     };
   }
 
-  private refusal(caller: Caller, units: number, result: Extract<AdmitResult, { outcome: 'quota' | 'balance' }>): RecognitionRejected {
+  private refusal(caller: Caller, units: number, result: Extract<ChargeResult, { outcome: 'quota' | 'balance' }>): RecognitionRejected {
     if (result.outcome === 'quota') {
       return new RecognitionRejected('MONTHLY_QUOTA_EXCEEDED', `Monthly quota of ${caller.limits.monthlyQuota} requests exceeded (used ${result.used})`, {
         retryAfterSeconds: secondsUntilNextMonthUtc(new Date(this.now())),
