@@ -1,7 +1,7 @@
 /**
  * The service's settings: SETTINGS is the one list of them. Each entry gives the variable's
  * name, how it is parsed, its default and what it means; from it come the Config type,
- * loadConfig (src/config.ts), the README's configuration table (`npm run crd:generate`,
+ * loadConfig (src/config.ts), the README's configuration table (`npm run generate`,
  * checked by test/config.test.ts), the environment the Kubernetes operator gives the API
  * pods (`pod`) and, for settings an SRE sets on the RecognitionService, the CRD field's
  * bounds and default (`crd`).
@@ -270,7 +270,7 @@ export const SETTINGS = {
     default: 'us-east-1',
     pod: { storageSecretKey: 'AWS_DEFAULT_REGION', optional: true },
   }),
-  modelCatalogS3ForcePathStyle: oneOf('MODEL_CATALOG_S3_FORCE_PATH_STYLE', '`true`: path-style URLs for an `s3://` catalog (MinIO, Ceph)', ['true', 'false'], { default: 'false' }),
+  modelCatalogS3ForcePathStyle: bool('MODEL_CATALOG_S3_FORCE_PATH_STYLE', '`true`: path-style URLs for an `s3://` catalog (MinIO, Ceph)', { default: false }),
   modelCatalogS3AccessKeyId: optionalStr('MODEL_CATALOG_S3_ACCESS_KEY_ID', "key id for an `s3://` catalog; the operator takes it from Triton's `storageSecretRef`", {
     unset: 'the AWS chain (`AWS_ACCESS_KEY_ID`…, IRSA)',
     pod: { storageSecretKey: 'AWS_ACCESS_KEY_ID' },
@@ -336,8 +336,8 @@ export const SETTINGS = {
     pod: 'operator',
   }),
   s3Region: str('S3_REGION', 'S3 region', { default: 'us-east-1', pod: 'operator' }),
-  s3ForcePathStyle: oneOf('S3_FORCE_PATH_STYLE', '`true`: `endpoint/bucket/key` URLs (MinIO, Ceph) instead of `bucket.endpoint/key`', ['true', 'false'], {
-    default: 'false',
+  s3ForcePathStyle: bool('S3_FORCE_PATH_STYLE', '`true`: `endpoint/bucket/key` URLs (MinIO, Ceph) instead of `bucket.endpoint/key`', {
+    default: false,
     pod: 'operator',
   }),
   imageUrlMode: {

@@ -78,7 +78,7 @@ test('MODEL_CATALOG: a file (resolved) or an s3://bucket/key URL (kept), with it
   assert.equal(c.modelCatalog, 's3://models/triton/centernet/catalog.json');
   assert.equal(c.modelCatalogS3Endpoint, 'http://minio:9000');
   assert.equal(c.modelCatalogS3Region, 'us-east-1');
-  assert.equal(c.modelCatalogS3ForcePathStyle, 'false');
+  assert.equal(c.modelCatalogS3ForcePathStyle, false);
   assert.equal(c.s3Endpoint, 'http://images:9000', 'the image store keeps its own');
   assert.throws(
     () => loadConfig({ MODEL_CATALOG: 's3://models', MODEL_CATALOG_S3_ACCESS_KEY_ID: 'id' }),

@@ -61,7 +61,7 @@ export function createImageStore(
     ...parseS3Location(config.imageStore),
     endpoint: config.s3Endpoint,
     region: config.s3Region,
-    forcePathStyle: config.s3ForcePathStyle === 'true',
+    forcePathStyle: config.s3ForcePathStyle,
     publicEndpoint: config.s3PublicEndpoint,
   });
 }

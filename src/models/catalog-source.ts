@@ -39,7 +39,7 @@ export async function readCatalog(config: CatalogConfig): Promise<Catalog> {
   const { bucket, key } = parseS3Object(location);
   const client = new S3Client({
     region: config.modelCatalogS3Region,
-    forcePathStyle: config.modelCatalogS3ForcePathStyle === 'true',
+    forcePathStyle: config.modelCatalogS3ForcePathStyle,
     ...(config.modelCatalogS3Endpoint ? { endpoint: config.modelCatalogS3Endpoint } : { followRegionRedirects: true }),
     ...(config.modelCatalogS3AccessKeyId &&
       config.modelCatalogS3SecretAccessKey && {
