@@ -5,6 +5,7 @@
  */
 import { ApiError } from './errors.js';
 import { readJson, Transport, type RetryMode, type TransportOptions } from './transport.js';
+import type { ApiKey, Body, Ok, Usage, User } from './wire.js';
 
 export interface Tokens {
   accessToken: string;
@@ -70,56 +71,10 @@ export class MfaRequiredError extends Error {
 /** Asked for the authenticator app's 6-digit code (or a recovery code) when the account has two-factor authentication. */
 export type MfaCodeProvider = () => string | Promise<string>;
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
-export type KeyStatus = 'active' | 'suspended' | 'revoked';
+export type { ApiKey, KeyStatus, Membership, Role, Usage, UsageDay, User } from './wire.js';
 
-export interface User {
-  id: string;
-  email: string;
-}
-
-export interface Membership {
-  org: { id: string; name: string };
-  role: Role;
-}
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  description: string | null;
-  prefix: string;
-  status: KeyStatus;
-  classes: string[];
-  monthly_quota: number | null;
-  used_this_month: number;
-  rate_limit_per_minute: number | null;
-  last_used_at: string | null;
-  created_at: string;
-  expires_at: string | null;
-}
-
-export interface NewKey {
-  name: string;
-  description?: string;
-  classes: string[];
-  monthly_quota?: number;
-  expires_at?: string | null;
-  rate_limit_per_minute?: number;
-}
-
-export type KeyChanges = Partial<Omit<NewKey, 'classes'>> & { classes?: string[] };
-
-export interface UsageDay {
-  date: string;
-  done: number;
-  error: number;
-  refused: number;
-}
-
-export interface Usage {
-  days: UsageDay[];
-  [other: string]: unknown;
-}
+export type NewKey = Body<'consoleCreateKey'>;
+export type KeyChanges = Body<'consoleUpdateKey'>;
 
 export interface ConsoleClientOptions extends TransportOptions {
   store?: TokenStore;
@@ -129,15 +84,10 @@ export interface ConsoleClientOptions extends TransportOptions {
 
 const PREFIX = '/console/api/v1';
 
-interface TokenAnswer {
-  access_token: string;
-  access_expires_in: number;
-  refresh_token: string;
-  refresh_expires_in?: number;
-  user?: User;
-}
+/** A new session; a browser's answer (cookies) has no tokens in it, which a program never asks for. */
+type TokenAnswer = Ok<'consoleRefresh'>;
 
-function tokensFrom(a: TokenAnswer, origin: string, now = Date.now()): Tokens {
+function tokensFrom(a: TokenAnswer | undefined, origin: string, now = Date.now()): Tokens {
   if (typeof a?.access_token !== 'string' || typeof a.refresh_token !== 'string') {
     throw new Error('unexpected response from the server: no tokens in the login answer');
   }
@@ -185,24 +135,24 @@ export class ConsoleClient {
    * two-factor authentication, `mfaCode` is asked for the code; without it, MfaRequiredError.
    */
   async login(email: string, password: string, options: { mfaCode?: MfaCodeProvider } = {}): Promise<User | undefined> {
-    const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/login`, body: { email, password }, retry: 'never' });
-    const answer = (await readJson(res)) as TokenAnswer & { mfa_required?: boolean; mfa_token?: string; mfa_expires_in?: number };
-    if (answer?.mfa_required === true && typeof answer.mfa_token === 'string') {
-      if (!options.mfaCode) throw new MfaRequiredError(answer.mfa_token, answer.mfa_expires_in ?? 300);
+    const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/login`, body: { email, password } satisfies Body<'consoleLogin'>, retry: 'never' });
+    const answer = (await readJson(res)) as Ok<'consoleLogin'> | undefined;
+    if (answer !== undefined && 'mfa_required' in answer) {
+      if (!options.mfaCode) throw new MfaRequiredError(answer.mfa_token, answer.mfa_expires_in);
       return this.completeMfa(answer.mfa_token, await options.mfaCode());
     }
     await this.store.save(tokensFrom(answer, this.origin));
-    return answer.user;
+    return answer?.user;
   }
 
   /** The second step of a sign-in: a 6-digit code, or a recovery code (anything else than digits). Never retried. */
   async completeMfa(mfaToken: string, code: string): Promise<User | undefined> {
     const typed = code.trim();
     const second = /^[\d\s]+$/.test(typed) ? { code: typed } : { recovery_code: typed };
-    const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/mfa`, body: { mfa_token: mfaToken, ...second }, retry: 'never' });
-    const answer = (await readJson(res)) as TokenAnswer;
+    const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/mfa`, body: { mfa_token: mfaToken, ...second } satisfies Body<'consoleLoginSecondFactor'>, retry: 'never' });
+    const answer = (await readJson(res)) as TokenAnswer | undefined;
     await this.store.save(tokensFrom(answer, this.origin));
-    return answer.user;
+    return answer?.user;
   }
 
   /**
@@ -213,7 +163,8 @@ export class ConsoleClient {
     const tokens = await this.ownTokens();
     try {
       if (tokens) {
-        await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/logout`, retry: 'never', headers: { authorization: `Bearer ${tokens.accessToken}` }, body: { refresh_token: tokens.refreshToken } });
+        const body = { refresh_token: tokens.refreshToken } satisfies Body<'consoleLogout'>;
+        await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/logout`, retry: 'never', headers: { authorization: `Bearer ${tokens.accessToken}` }, body });
       }
     } catch (err) {
       // An expired or already revoked session is as logged out as it gets.
@@ -223,25 +174,26 @@ export class ConsoleClient {
     }
   }
 
-  me(): Promise<{ user: User; memberships: Membership[] }> {
+  me(): Promise<Ok<'consoleGetMe'>> {
     return this.json('GET', '/me');
   }
 
   async listKeys(org: string): Promise<ApiKey[]> {
-    return (await this.json<{ keys: ApiKey[] }>('GET', `/orgs/${encodeURIComponent(org)}/keys`)).keys;
+    return (await this.json<Ok<'consoleListKeys'>>('GET', `/orgs/${encodeURIComponent(org)}/keys`)).keys;
   }
 
   /** Creates a key; `secret` is the key itself, shown this once. Never retried (it could create two). */
-  createKey(org: string, key: NewKey): Promise<{ key: ApiKey; secret: string }> {
+  createKey(org: string, key: NewKey): Promise<Ok<'consoleCreateKey'>> {
     return this.json('POST', `/orgs/${encodeURIComponent(org)}/keys`, key, 'never');
   }
 
   async updateKey(org: string, id: string, changes: KeyChanges): Promise<ApiKey> {
-    return (await this.json<{ key: ApiKey }>('PATCH', `${this.keyPath(org, id)}`, changes)).key;
+    return (await this.json<Ok<'consoleUpdateKey'>>('PATCH', `${this.keyPath(org, id)}`, changes)).key;
   }
 
   async setKeyStatus(org: string, id: string, action: 'suspend' | 'resume' | 'revoke'): Promise<ApiKey> {
-    return (await this.json<{ key: ApiKey }>('POST', `${this.keyPath(org, id)}/${action}`, {})).key;
+    // The three actions answer alike (consoleSuspendKey, consoleResumeKey, consoleRevokeKey).
+    return (await this.json<Ok<'consoleSuspendKey'>>('POST', `${this.keyPath(org, id)}/${action}`, {})).key;
   }
 
   usage(org: string, options: { days?: number; keyId?: string } = {}): Promise<Usage> {
@@ -281,7 +233,7 @@ export class ConsoleClient {
       if (!current) throw new NotLoggedInError();
       if (current.refreshToken !== used.refreshToken) return current;
       try {
-        const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/refresh`, body: { refresh_token: current.refreshToken }, retry: 'never' });
+        const res = await this.transport.send({ method: 'POST', path: `${PREFIX}/auth/refresh`, body: { refresh_token: current.refreshToken } satisfies Body<'consoleRefresh'>, retry: 'never' });
         const fresh = tokensFrom((await readJson(res)) as TokenAnswer, this.origin);
         await this.store.save(fresh);
         return fresh;

@@ -3,6 +3,7 @@ import { toBase64 } from './base64.js';
 import { normalizeBatch, normalizeFeedback, normalizeResult } from './normalize.js';
 import { readJson, Transport, type TransportOptions } from './transport.js';
 import type { BatchResult, FeedbackResult, RateLimitInfo, Rating, RecognitionResult } from './types.js';
+import type { Body } from './wire.js';
 
 export interface RecognitionClientOptions extends TransportOptions {
   apiKey: string;
@@ -47,10 +48,8 @@ export class RecognitionClient {
 
   /** POST /v1/cv/requests/sync. Retried safely: the external_id makes it idempotent. */
   async recognize(input: RecognizeInput, options: CallOptions = {}): Promise<RecognitionResult> {
-    const body: Record<string, string> = { external_id: input.externalId };
-    if ('imageUrl' in input) body.image_url = input.imageUrl;
-    else if ('imageBase64' in input) body.image_base64 = input.imageBase64;
-    else body.image_base64 = toBase64(input.image);
+    const image = 'imageUrl' in input ? { image_url: input.imageUrl } : { image_base64: 'imageBase64' in input ? input.imageBase64 : toBase64(input.image) };
+    const body: Body<'createSyncCvRequest'> = { external_id: input.externalId, ...image };
     const res = await this.call('POST', '/v1/cv/requests/sync', body, 'idempotent', options);
     return normalizeResult(await readJson(res), res.headers.get('idempotent-replayed') === 'true');
   }
@@ -60,8 +59,8 @@ export class RecognitionClient {
    * it is retried only when the server refused it before doing any work.
    */
   async batch(imageUrls: string[], externalId?: string, options: CallOptions = {}): Promise<BatchResult> {
-    const body: Record<string, unknown> = { image_urls: imageUrls };
-    if (externalId !== undefined) body.external_id = externalId;
+    // JSON leaves out an undefined external_id.
+    const body: Body<'createBatchCvRequest'> = { image_urls: imageUrls, external_id: externalId };
     const res = await this.call('POST', '/v1/cv/requests/batch', body, 'refused-only', options);
     return normalizeBatch(await readJson(res));
   }
@@ -76,7 +75,7 @@ export class RecognitionClient {
   /** POST /v1/cv/feedback. Idempotent: the same rating again changes nothing. */
   async feedback(requestId: string, rating: Rating, options: CallOptions = {}): Promise<FeedbackResult> {
     if (rating !== -1 && rating !== 0 && rating !== 1) throw new TypeError('rating must be -1, 0 or 1');
-    const res = await this.call('POST', '/v1/cv/feedback', { request_id: requestId, rating }, 'idempotent', options);
+    const res = await this.call('POST', '/v1/cv/feedback', { request_id: requestId, rating } satisfies Body<'submitFeedback'>, 'idempotent', options);
     return normalizeFeedback(await readJson(res));
   }
 

@@ -1,6 +1,6 @@
 /**
  * The CustomResourceDefinition object around the schema: names, the served version, the
- * status subresource and the columns `kubectl get recsvc` prints. tools/crd-generate.ts
+ * status subresource and the columns `kubectl get recsvc` prints. tools/generate.ts
  * writes it to crds/ and to the operator chart.
  */
 import { GROUP, KIND, PLURAL, VERSION } from './types.js';

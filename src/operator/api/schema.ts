@@ -2,7 +2,7 @@
  * The RecognitionService custom resource (cv.recognition.io/v1alpha1): its OpenAPI schema,
  * written once here in TypeBox. From it come the TypeScript types (types.ts), the defaults
  * the operator applies (defaults.ts) and the CRD YAML in crds/ and the operator chart
- * (`npm run crd:generate`; a test fails when the committed YAML differs).
+ * (`npm run generate`; a test fails when the committed YAML differs).
  *
  * A field with a `default` is filled in by the API server (and by withDefaults), so the
  * generator leaves it out of the CRD's `required` list while its TypeScript type stays

@@ -3,6 +3,8 @@
  * CSRF cookie echoed in x-csrf-token on unsafe methods, one silent refresh on an
  * expired access token (one at a time across tabs).
  */
+import type { components, operations } from '../../../packages/client/src/openapi.js';
+
 export const BASE = '/console/api/v1';
 
 export class ApiFailure extends Error {
@@ -100,99 +102,44 @@ export async function currentUser(): Promise<Me | null> {
 
 /** Signs in; for an account with two-factor authentication, answers the challenge token for `completeMfa` (no session yet). */
 export async function login(email: string, password: string): Promise<{ mfaToken?: string }> {
-  const answer = await parse<{ mfa_required?: boolean; mfa_token?: string }>(await raw('POST', '/auth/login', { email, password }, { 'x-console-session': 'cookie' }));
-  return answer.mfa_required === true && typeof answer.mfa_token === 'string' ? { mfaToken: answer.mfa_token } : {};
+  const answer = await parse<Ok<'consoleLogin'>>(await raw('POST', '/auth/login', { email, password } satisfies Body<'consoleLogin'>, { 'x-console-session': 'cookie' }));
+  return 'mfa_required' in answer ? { mfaToken: answer.mfa_token } : {};
 }
 
 /** A 6-digit code from the authenticator app, or else a recovery code, as the API's body fields. */
-export function secondFactor(typed: string): { code: string } | { recovery_code: string } {
+export function secondFactor(typed: string): Omit<Body<'consoleLoginSecondFactor'>, 'mfa_token'> {
   const t = typed.trim();
   return /^[\d\s]+$/.test(t) ? { code: t.replace(/\s/g, '') } : { recovery_code: t };
 }
 
 /** The second step of a sign-in with two-factor authentication: the session cookies are set by the answer. */
 export async function completeMfa(mfaToken: string, typed: string): Promise<void> {
-  await parse(await raw('POST', '/auth/mfa', { mfa_token: mfaToken, ...secondFactor(typed) }, { 'x-console-session': 'cookie' }));
+  await parse(await raw('POST', '/auth/mfa', { mfa_token: mfaToken, ...secondFactor(typed) } satisfies Body<'consoleLoginSecondFactor'>, { 'x-console-session': 'cookie' }));
 }
 
 export async function logout(): Promise<void> {
   await raw('POST', '/auth/logout').catch(() => undefined);
 }
 
-export interface Key {
-  id: string;
-  name: string;
-  description: string | null;
-  prefix: string;
-  status: 'active' | 'suspended' | 'revoked';
-  classes: string[];
-  monthly_quota: number;
-  used_this_month: number;
-  rate_limit_per_minute: number;
-  rate_limit_is_default?: boolean;
-  last_used_at: string | null;
-  created_at: string;
-  expires_at: string | null;
-}
+// ---------------------------------------------------------------- wire types
+// Generated from the server's /openapi.json (npm run generate). A type-only import: the
+// bundle carries none of the client package.
 
-export interface Me {
-  user: { id: string; email: string };
-  memberships: Array<{ org: { id: string; name: string }; role: Role }>;
-  /** The password was set by an operator: nothing but changing it (and signing out) is allowed. */
-  password_must_change: boolean;
-}
+type Schemas = components['schemas'];
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type Success<R> = R extends { 200: infer A } ? A : R extends { 201: infer A } ? A : never;
+/** The JSON body an operation answers with when it succeeds (200, or 201 for a creation). */
+export type Ok<Op extends keyof operations> = JsonOf<Success<operations[Op]['responses']>>;
+/** The JSON body an operation takes. */
+export type Body<Op extends keyof operations> = JsonOf<NonNullable<operations[Op]['requestBody']>>;
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type Key = Schemas['ConsoleKey'];
+export type Me = Schemas['ConsoleMe'];
+export type Role = Schemas['ConsoleRole'];
+export type Invitation = Schemas['ConsoleInvitation'];
+export type InvitationInfo = Schemas['ConsoleInvitationInfo'];
+export type Usage = Schemas['ConsoleUsage'];
+export type Detection = Schemas['Detection'];
 
-export interface Invitation {
-  id: string;
-  email: string;
-  role: Role;
-  invited_by: { id: string | null; email: string };
-  created_at: string;
-  expires_at: string;
-}
-
-/** What an invitation link is for, as its holder sees it. */
-export interface InvitationInfo {
-  org: { name: string };
-  email: string;
-  role: Role;
-  invited_by: string;
-  expires_at: string;
-  new_account: boolean;
-}
+/** A role's rank: each may do what the ones below it may (the order of ConsoleRole in the document). */
 export const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
-
-export interface DayUsage {
-  date: string;
-  done: number;
-  error: number;
-  refused: number;
-}
-
-export interface Usage {
-  days: DayUsage[];
-  quota: { month: string; limit: number; used: number };
-  balance: number | null;
-}
-
-export interface Detection {
-  label: string;
-  external_id: string;
-  bounding_box: { x: number; y: number; width: number; height: number };
-  confidence?: number;
-}
-
-export interface RequestRow {
-  id: string;
-  external_id: string | null;
-  kind: string;
-  status: string;
-  created_at: string;
-  processing_time_ms: number | null;
-  image_url: string | null;
-  results: Detection[];
-  error: string | null;
-  feedback: number | null;
-}

@@ -3,7 +3,7 @@
  * API. No framework: the DOM helper builds elements, text is never parsed as HTML.
  */
 import {
-  api, ApiFailure, BASE, completeMfa, currentUser, login, logout, publicCall, secondFactor, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type RequestRow, type Role, type Usage,
+  api, ApiFailure, BASE, completeMfa, currentUser, login, logout, publicCall, secondFactor, RANK, whenSignedOut, type Invitation, type InvitationInfo, type Key, type Me, type Body, type Ok, type Role, type Usage,
 } from './api.js';
 import { annotatedImage, gauge, legend, stackedDays } from './charts.js';
 import { clear, fmtDate, fmtNum, h } from './dom.js';
@@ -171,7 +171,7 @@ async function withFreshMfa<T>(call: () => Promise<T>): Promise<T> {
     if (!(err instanceof ApiFailure && err.code === 'MFA_CHECK_REQUIRED')) throw err;
     const typed = await askCode('Creating a key needs a code from your authenticator app (asked at most every 10 minutes).');
     if (typed === null) throw err;
-    await api('POST', '/me/mfa/verify', secondFactor(typed));
+    await api('POST', '/me/mfa/verify', secondFactor(typed) satisfies Body<'consoleVerifyMfa'>);
     return call();
   }
 }
@@ -182,7 +182,7 @@ async function invitePage(token: string): Promise<HTMLElement> {
   const msg = h('div');
   let inv: InvitationInfo;
   try {
-    inv = (await publicCall<{ invitation: InvitationInfo }>('POST', '/invitations/inspect', { token })).invitation;
+    inv = (await publicCall<Ok<'consoleInspectInvitation'>>('POST', '/invitations/inspect', { token } satisfies Body<'consoleInspectInvitation'>)).invitation;
   } catch (err) {
     return h('div', { class: 'center' }, h('div', { class: 'card login', id: 'invite' }, h('h1', {}, 'Invitation'), errorBox(err), h('p', {}, h('a', { href: '#/login' }, 'Sign in'))));
   }
@@ -212,21 +212,21 @@ async function invitePage(token: string): Promise<HTMLElement> {
       class: 'card login', id: 'invite',
       onsubmit: submit(async () => {
         if (pw.value !== again.value) throw new Error('The two passwords differ');
-        await publicCall('POST', '/invitations/accept', { token, new_password: pw.value });
+        await publicCall('POST', '/invitations/accept', { token, new_password: pw.value } satisfies Body<'consoleAcceptInvitation'>);
         await login(inv.email, pw.value);
       }),
     }, ...intro, h('p', {}, 'Choose the password of your new account.'), h('label', {}, 'Password (12 characters or more)', pw), h('label', {}, 'Repeat it', again), msg, h('button', { type: 'submit', class: 'primary' }, 'Create account and join'));
   } else {
     const signedIn = await currentUser().catch(() => null);
     if (signedIn && signedIn.user.email.toLowerCase() === inv.email.toLowerCase()) {
-      form = h('form', { class: 'card login', id: 'invite', onsubmit: submit(async () => { await publicCall('POST', '/invitations/accept', { token }); }) },
+      form = h('form', { class: 'card login', id: 'invite', onsubmit: submit(async () => { await publicCall('POST', '/invitations/accept', { token } satisfies Body<'consoleAcceptInvitation'>); }) },
         ...intro, h('p', {}, `You are signed in as ${signedIn.user.email}.`), msg, h('button', { type: 'submit', class: 'primary' }, 'Accept'));
     } else {
       const pw = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
       form = h('form', {
         class: 'card login', id: 'invite',
         onsubmit: submit(async () => {
-          await publicCall('POST', '/invitations/accept', { token, password: pw.value });
+          await publicCall('POST', '/invitations/accept', { token, password: pw.value } satisfies Body<'consoleAcceptInvitation'>);
           await login(inv.email, pw.value);
         }),
       }, ...intro, h('p', {}, `${inv.email} already has an account: sign in with its password to accept.`), h('label', {}, 'Password', pw), msg, h('button', { type: 'submit', class: 'primary' }, 'Sign in and accept'));
@@ -241,7 +241,7 @@ function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge ${status.toLowerCase()}` }, status);
 }
 
-function keyForm(initial: Partial<Key>, submitLabel: string, onSubmit: (body: Record<string, unknown>) => Promise<void>): HTMLElement {
+function keyForm(initial: Partial<Key>, submitLabel: string, onSubmit: (body: Body<'consoleCreateKey'>) => Promise<void>): HTMLElement {
   const name = h('input', { name: 'name', value: initial.name ?? '', required: true, maxlength: 200 });
   const description = h('input', { name: 'description', value: initial.description ?? '', maxlength: 2000 });
   const classes = h('input', { name: 'classes', value: (initial.classes ?? ['*']).join(', '), placeholder: '* for all, or person, dog' });
@@ -256,7 +256,7 @@ function keyForm(initial: Partial<Key>, submitLabel: string, onSubmit: (body: Re
       onsubmit: async (e: Event) => {
         e.preventDefault();
         clear(msg);
-        const body: Record<string, unknown> = {
+        const body: Body<'consoleCreateKey'> = {
           name: name.value,
           description: description.value === '' ? null : description.value,
           classes: classes.value.split(',').map((c) => c.trim()).filter(Boolean),
@@ -301,7 +301,7 @@ function secretPanel(secret: string, key: Key, after?: HTMLElement): HTMLElement
 }
 
 async function keysPage(org: string): Promise<HTMLElement> {
-  const { keys } = await api<{ keys: Key[] }>('GET', `/orgs/${encodeURIComponent(org)}/keys`);
+  const { keys } = await api<Ok<'consoleListKeys'>>('GET', `/orgs/${encodeURIComponent(org)}/keys`);
   const top = h('div');
   const manage = can(org, 'member');
   const box = h('div', {}, top);
@@ -311,7 +311,7 @@ async function keysPage(org: string): Promise<HTMLElement> {
     top.append(
       h('h2', {}, 'Create a key'),
       keyForm({}, 'Create key', async (body) => {
-        const r = await withFreshMfa(() => api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, body));
+        const r = await withFreshMfa(() => api<Ok<'consoleCreateKey'>>('POST', `/orgs/${encodeURIComponent(org)}/keys`, body));
         flash = (p) => secretPanel(r.secret, r.key, h('button', { onclick: () => clear(p.top) }, 'Done'));
         go(`#/o/${encodeURIComponent(org)}/keys?created=${r.key.id}`);
       }),
@@ -320,14 +320,14 @@ async function keysPage(org: string): Promise<HTMLElement> {
 
   const rotate = async (k: Key) => {
     // The spec's rotation: create the successor with the same settings, then revoke the old key once the client uses the new one.
-    const r = await withFreshMfa(() => api<{ key: Key; secret: string }>('POST', `/orgs/${encodeURIComponent(org)}/keys`, {
+    const r = await withFreshMfa(() => api<Ok<'consoleCreateKey'>>('POST', `/orgs/${encodeURIComponent(org)}/keys`, {
       name: `${k.name} (rotated ${new Date().toISOString().slice(0, 10)})`,
       description: k.description,
       classes: k.classes,
       monthly_quota: k.monthly_quota,
       rate_limit_per_minute: k.rate_limit_is_default ? null : k.rate_limit_per_minute,
       expires_at: k.expires_at,
-    }));
+    } satisfies Body<'consoleCreateKey'>));
     flash = (p) => secretPanel(r.secret, r.key, h('p', {}, 'Step 2: once your clients use the new key, revoke the old one. ', h('button', { class: 'danger', onclick: () => p.revoke(k.id) }, `Revoke "${k.name}"`)));
     go(`#/o/${encodeURIComponent(org)}/keys?rotated=${r.key.id}`);
   };
@@ -448,9 +448,9 @@ const RATING: Record<string, string> = { '-1': 'bad', '0': 'neutral', '1': 'good
 async function keyPage(org: string, id: string): Promise<HTMLElement> {
   const o = encodeURIComponent(org);
   const [{ key }, usage, { requests }] = await Promise.all([
-    api<{ key: Key }>('GET', `/orgs/${o}/keys/${id}`),
-    api<Usage>('GET', `/orgs/${o}/usage?days=30&key_id=${id}`),
-    api<{ requests: RequestRow[] }>('GET', `/orgs/${o}/keys/${id}/requests?limit=20`),
+    api<Ok<'consoleGetKey'>>('GET', `/orgs/${o}/keys/${id}`),
+    api<Ok<'consoleGetUsage'>>('GET', `/orgs/${o}/usage?days=30&key_id=${id}`),
+    api<Ok<'consoleListKeyRequests'>>('GET', `/orgs/${o}/keys/${id}/requests?limit=20`),
   ]);
   const list = requests.map((r) =>
     h(
@@ -482,7 +482,7 @@ async function keyPage(org: string, id: string): Promise<HTMLElement> {
 
 async function usagePage(org: string): Promise<HTMLElement> {
   const o = encodeURIComponent(org);
-  const [usage, { keys }] = await Promise.all([api<Usage>('GET', `/orgs/${o}/usage?days=30`), api<{ keys: Key[] }>('GET', `/orgs/${o}/keys`)]);
+  const [usage, { keys }] = await Promise.all([api<Ok<'consoleGetUsage'>>('GET', `/orgs/${o}/usage?days=30`), api<Ok<'consoleListKeys'>>('GET', `/orgs/${o}/keys`)]);
   return h(
     'div',
     {},
@@ -497,7 +497,7 @@ async function usagePage(org: string): Promise<HTMLElement> {
 }
 
 async function feedbackPage(org: string): Promise<HTMLElement> {
-  const fb = await api<{ by_label: Array<{ label: string; bad: number; neutral: number; good: number }>; by_day: Array<{ date: string; bad: number; neutral: number; good: number }> }>(
+  const fb = await api<Ok<'consoleGetFeedback'>>(
     'GET',
     `/orgs/${encodeURIComponent(org)}/feedback?days=30`,
   );
@@ -524,8 +524,8 @@ async function membersPage(org: string): Promise<HTMLElement> {
   const o = encodeURIComponent(org);
   const manage = can(org, 'admin');
   const [{ members }, { invitations }] = await Promise.all([
-    api<{ members: Array<{ user: { id: string; email: string }; role: Role; created_at: string }> }>('GET', `/orgs/${o}/members`),
-    manage ? api<{ invitations: Invitation[] }>('GET', `/orgs/${o}/invitations`) : Promise.resolve({ invitations: [] as Invitation[] }),
+    api<Ok<'consoleListMembers'>>('GET', `/orgs/${o}/members`),
+    manage ? api<Ok<'consoleListInvitations'>>('GET', `/orgs/${o}/invitations`) : Promise.resolve({ invitations: [] as Invitation[] }),
   ]);
   const isOwner = roleIn(org) === 'owner';
   const msg = h('div');
@@ -556,8 +556,8 @@ async function membersPage(org: string): Promise<HTMLElement> {
       h('thead', {}, h('tr', {}, ['E-mail', 'Role', 'Since', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, members.map((m) => {
         const editable = manage && (isOwner || m.role !== 'owner');
-        const sel = h('select', { 'aria-label': `role of ${m.user.email}`, disabled: !editable, onchange: (e: Event) => act(() => api('PATCH', `/orgs/${o}/members/${m.user.id}`, { role: (e.target as HTMLSelectElement).value })) },
-          (['owner', 'admin', 'member', 'viewer'] as Role[]).map((r) => h('option', { value: r, selected: r === m.role, disabled: !isOwner && r === 'owner' }, r)));
+        const sel = h('select', { 'aria-label': `role of ${m.user.email}`, disabled: !editable, onchange: (e: Event) => act(() => api('PATCH', `/orgs/${o}/members/${m.user.id}`, { role: (e.target as HTMLSelectElement).value as Role } satisfies Body<'consoleChangeMember'>)) },
+          (['owner', 'admin', 'member', 'viewer'] satisfies Role[]).map((r) => h('option', { value: r, selected: r === m.role, disabled: !isOwner && r === 'owner' }, r)));
         return h('tr', {}, h('td', {}, m.user.email), h('td', {}, sel), h('td', {}, fmtDate(m.created_at)),
           h('td', {}, editable ? h('button', { class: 'danger', onclick: () => confirm(`Remove ${m.user.email}?`) && act(() => api('DELETE', `/orgs/${o}/members/${m.user.id}`)) }, 'Remove') : null));
       })),
@@ -581,7 +581,7 @@ async function membersPage(org: string): Promise<HTMLElement> {
             e.preventDefault();
             clear(msg);
             try {
-              const r = await api<{ invitation: Invitation; delivered: 'email' | 'link'; invitation_url?: string }>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value });
+              const r = await api<Ok<'consoleInviteMember'>>('POST', `/orgs/${o}/members`, { email: email.value, role: role.value as Role } satisfies Body<'consoleInviteMember'>);
               // With SMTP the link went to the invitee only; without it, it is shown here once.
               memberNotice = r.delivered === 'email' || r.invitation_url === undefined
                 ? h('div', { class: 'card', id: 'invitation-emailed' },
@@ -613,15 +613,6 @@ function invitationPanel(inv: Invitation, url: string): HTMLElement {
   );
 }
 
-interface AuditEntryView {
-  id: number;
-  created_at: string;
-  actor: { email: string };
-  action: string;
-  target: { type: string; id: string; name: string | null };
-  details: Record<string, unknown>;
-  ip: string | null;
-}
 
 /** What the action filter offers (the API takes any action, or a prefix such as key.*). */
 const AUDIT_ACTION_CHOICES = [
@@ -650,7 +641,7 @@ async function auditPage(org: string): Promise<HTMLElement> {
   const current = { action: params.get('action') ?? '', actor: params.get('actor') ?? '', since: params.get('since') ?? '', until: params.get('until') ?? '' };
   const before = params.get('before') ?? '';
   const query = auditQuery(current, { limit: String(AUDIT_PAGE_SIZE), ...(before ? { before } : {}) });
-  const { entries } = await api<{ entries: AuditEntryView[] }>('GET', `/orgs/${o}/audit?${query.toString()}`);
+  const { entries } = await api<Ok<'consoleGetAudit'>>('GET', `/orgs/${o}/audit?${query.toString()}`);
   const action = h('input', { name: 'action', list: 'audit-actions', placeholder: 'all actions', value: current.action, 'aria-label': 'action' });
   const actor = h('input', { name: 'actor', placeholder: 'anyone (e-mail, or recog CLI)', value: current.actor, 'aria-label': 'actor' });
   const since = h('input', { type: 'date', name: 'since', value: current.since, 'aria-label': 'from (UTC day)' });
@@ -707,7 +698,7 @@ function mfaRequirement(org: string, required: boolean, role: Role): HTMLElement
   toggle.addEventListener('change', async () => {
     clear(msg);
     try {
-      await api('PUT', `/orgs/${encodeURIComponent(org)}/mfa`, { required: toggle.checked });
+      await api('PUT', `/orgs/${encodeURIComponent(org)}/mfa`, { required: toggle.checked } satisfies Body<'consoleSetOrgMfa'>);
       msg.append(h('p', { class: 'alert ok' }, toggle.checked ? 'Every member now needs two-factor authentication.' : 'Two-factor authentication is no longer required.'));
     } catch (err) {
       toggle.checked = !toggle.checked;
@@ -724,8 +715,8 @@ function mfaRequirement(org: string, required: boolean, role: Role): HTMLElement
 
 async function settingsPage(org: string): Promise<HTMLElement> {
   const [o, { mfa_required }] = await Promise.all([
-    api<{ id: string; name: string; status: string; balance: number | null; created_at: string; role: Role }>('GET', `/orgs/${encodeURIComponent(org)}`),
-    api<{ mfa_required: boolean }>('GET', `/orgs/${encodeURIComponent(org)}/mfa`),
+    api<Ok<'consoleGetOrg'>>('GET', `/orgs/${encodeURIComponent(org)}`),
+    api<Ok<'consoleGetOrgMfa'>>('GET', `/orgs/${encodeURIComponent(org)}/mfa`),
   ]);
   return h(
     'div',
@@ -762,7 +753,7 @@ function twoFactorCard(status: { totp: 'none' | 'pending' | 'active'; recovery_c
       h('form', { onsubmit: async (e: Event) => {
         e.preventDefault();
         try {
-          await api('POST', '/me/mfa/totp/disable', { password: password.value, ...secondFactor(code.value) });
+          await api('POST', '/me/mfa/totp/disable', { password: password.value, ...secondFactor(code.value) } satisfies Body<'consoleDisableTotp'>);
           reload();
         } catch (err) {
           fail(err);
@@ -780,7 +771,7 @@ function twoFactorCard(status: { totp: 'none' | 'pending' | 'active'; recovery_c
   const start = async (e: Event) => {
     e.preventDefault();
     try {
-      const { secret, otpauth_uri } = await api<{ secret: string; otpauth_uri: string }>('POST', '/me/mfa/totp', { password: password.value });
+      const { secret, otpauth_uri } = await api<Ok<'consoleStartTotp'>>('POST', '/me/mfa/totp', { password: password.value } satisfies Body<'consoleStartTotp'>);
       const code = h('input', { name: 'code', autocomplete: 'one-time-code', inputmode: 'numeric', required: true, maxlength: 10 });
       clear(card);
       card.append(
@@ -791,7 +782,7 @@ function twoFactorCard(status: { totp: 'none' | 'pending' | 'active'; recovery_c
         h('form', { onsubmit: async (e: Event) => {
           e.preventDefault();
           try {
-            const { recovery_codes } = await api<{ recovery_codes: string[] }>('POST', '/me/mfa/totp/confirm', { code: code.value.replace(/\s/g, '') });
+            const { recovery_codes } = await api<Ok<'consoleConfirmTotp'>>('POST', '/me/mfa/totp/confirm', { code: code.value.replace(/\s/g, '') } satisfies Body<'consoleConfirmTotp'>);
             clear(card);
             card.append(
               h('h2', {}, 'Two-factor authentication is on'),
@@ -822,9 +813,9 @@ function twoFactorCard(status: { totp: 'none' | 'pending' | 'active'; recovery_c
 
 async function accountPage(): Promise<HTMLElement> {
   const [{ sessions }, { entries: security }, mfa] = await Promise.all([
-    api<{ sessions: Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip: string | null; current: boolean }> }>('GET', '/sessions'),
-    api<{ entries: AuditEntryView[] }>('GET', '/me/audit?limit=20'),
-    api<{ totp: 'none' | 'pending' | 'active'; recovery_codes_left: number }>('GET', '/me/mfa'),
+    api<Ok<'consoleListSessions'>>('GET', '/sessions'),
+    api<Ok<'consoleGetSecurityLog'>>('GET', '/me/audit?limit=20'),
+    api<Ok<'consoleGetMfa'>>('GET', '/me/mfa'),
   ]);
   const current = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
@@ -860,7 +851,7 @@ async function accountPage(): Promise<HTMLElement> {
         clear(msg);
         try {
           // The answer starts a new session (new cookies): every session, this one's old one too, has ended.
-          await api('POST', '/me/password', { current_password: current.value, new_password: next.value });
+          await api('POST', '/me/password', { current_password: current.value, new_password: next.value } satisfies Body<'consoleChangePassword'>);
           accountNotice = h('p', { class: 'alert ok', id: 'password-changed' }, 'Password changed; every other session was signed out (this one continues in a new session).');
           go(`#/account?changed=${Date.now()}`);
         } catch (err) {
@@ -892,7 +883,7 @@ function newPasswordPage(email: string): HTMLElement {
         try {
           if (next.value !== again.value) throw new Error('The two passwords differ');
           // The answer starts a new session (new cookies) without the restriction.
-          await api('POST', '/me/password', { current_password: current.value, new_password: next.value });
+          await api('POST', '/me/password', { current_password: current.value, new_password: next.value } satisfies Body<'consoleChangePassword'>);
           me = null;
           go('#/');
         } catch (err) {
@@ -930,7 +921,7 @@ async function render(): Promise<void> {
     return;
   }
   try {
-    me ??= await api<Me>('GET', '/me');
+    me ??= await api<Ok<'consoleGetMe'>>('GET', '/me');
   } catch {
     go('#/login');
     return;
