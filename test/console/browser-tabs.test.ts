@@ -27,12 +27,12 @@ after(async () => {
   await served?.close();
 });
 
-/** The refresh cookie each refresh request of the page carried. */
-function refreshCookiesSent(page: Page): string[] {
-  const sent: string[] = [];
+/** The refresh cookie each refresh request of the page carried (each read is awaited before use). */
+function refreshCookiesSent(page: Page): Array<Promise<string>> {
+  const sent: Array<Promise<string>> = [];
   page.on('request', (request) => {
     if (!request.url().endsWith('/auth/refresh')) return;
-    void request.allHeaders().then((h) => sent.push(/(?:^|;\s*)rc_refresh=([^;]+)/.exec(h.cookie ?? '')?.[1] ?? '(none)'));
+    sent.push(request.allHeaders().then((h) => /(?:^|;\s*)rc_refresh=([^;]+)/.exec(h.cookie ?? '')?.[1] ?? '(none)'));
   });
   return sent;
 }
@@ -58,8 +58,10 @@ test('two tabs refreshing at the same moment both stay signed in, one refresh at
     await Promise.all([first.reload(), second.reload()]);
     await Promise.all([first.waitForSelector('#app[data-page=keys]'), second.waitForSelector('#app[data-page=keys]')]);
   }
-  const presented = sent.flat();
-  assert.ok(presented.length >= 6, `each tab refreshed in each round (${presented.length})`);
+  const presented = await Promise.all(sent.flat());
+  // Each round needs at least one refresh; whether the other tab needs its own depends on
+  // whether its request left before the first refresh set the new access cookie (timing).
+  assert.ok(presented.length >= 3, `a refresh in each round (${presented.length})`);
   assert.equal(new Set(presented).size, presented.length, 'no refresh token was presented twice: the tabs took turns');
   const sessions = await t.db('console_sessions').select('revoked_at', 'revoked_reason');
   assert.deepEqual(sessions.map((s) => s.revoked_reason), [null], 'one session, never revoked');

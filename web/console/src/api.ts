@@ -3,7 +3,8 @@
  * CSRF cookie echoed in x-csrf-token on unsafe methods, one silent refresh on an
  * expired access token (one at a time across tabs).
  */
-import type { components, operations } from '../../../packages/client/src/openapi.js';
+import type { components } from '../../../packages/client/src/openapi.js';
+import type { Body, Ok } from '../../../packages/client/src/wire.js';
 
 export const BASE = '/console/api/v1';
 
@@ -122,16 +123,11 @@ export async function logout(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- wire types
-// Generated from the server's /openapi.json (npm run generate). A type-only import: the
-// bundle carries none of the client package.
+// Generated from the server's /openapi.json (npm run generate), named by the SDK's wire.ts.
+// Type-only imports: the bundle carries none of the client package.
 
 type Schemas = components['schemas'];
-type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
-type Success<R> = R extends { 200: infer A } ? A : R extends { 201: infer A } ? A : never;
-/** The JSON body an operation answers with when it succeeds (200, or 201 for a creation). */
-export type Ok<Op extends keyof operations> = JsonOf<Success<operations[Op]['responses']>>;
-/** The JSON body an operation takes. */
-export type Body<Op extends keyof operations> = JsonOf<NonNullable<operations[Op]['requestBody']>>;
+export type { Body, Ok };
 
 export type Key = Schemas['ConsoleKey'];
 export type Me = Schemas['ConsoleMe'];
