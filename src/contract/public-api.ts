@@ -10,6 +10,9 @@ import { Type, type Static } from '@sinclair/typebox';
 export const MAX_BATCH_IMAGES = 10;
 export const MAX_IMAGE_URL_LENGTH = 2048;
 export const MAX_EXTERNAL_ID_LENGTH = 255;
+export const MAX_RESULTS_LIMIT = 100;
+export const MAX_REQUESTED_CLASSES = 100;
+export const MAX_CLASS_LENGTH = 100;
 
 // Patterns are ECMAScript regular expressions. A lone UTF-16 surrogate cannot be stored (PostgreSQL
 // text would turn it into U+FFFD, and two ids would collide): a character is anything but a
@@ -146,14 +149,57 @@ const ImageBase64Input = Type.String({
 });
 
 /**
+ * Per-request detection controls, on the sync body and the batch body (each batch image).
+ * They shape the result before it is stored, so a lookup returns what the client got.
+ */
+const DETECTION_CONTROLS = {
+  min_confidence: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        'Only detections with confidence >= this, 0 to 1 (400 INVALID_PARAMETERS). The detector already drops boxes under the ' +
+        "service's score threshold (SCORE_THRESHOLD, or a class's own threshold in the model catalog), so a lower value returns what the default returns.",
+    }),
+  ),
+  max_results: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_RESULTS_LIMIT,
+      description: `At most this many detections, 1 to ${MAX_RESULTS_LIMIT} (400 INVALID_PARAMETERS): the highest confidence first, ties in the detector's order.`,
+    }),
+  ),
+  classes: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: MAX_CLASS_LENGTH }), {
+      minItems: 1,
+      maxItems: MAX_REQUESTED_CLASSES,
+      uniqueItems: true,
+      description:
+        `Only detections of these labels: 1 to ${MAX_REQUESTED_CLASSES} unique, non-empty labels of at most ${MAX_CLASS_LENGTH} characters (400 INVALID_PARAMETERS). ` +
+        "It narrows the API key's classes, never widens them: a label the key may not see, or (for a key with all classes) one not in the model catalog, is 400 INVALID_PARAMETERS naming it.",
+    }),
+  ),
+};
+
+/** The controls as the body carries them. */
+export interface DetectionControlsBody {
+  min_confidence?: number;
+  max_results?: number;
+  classes?: string[];
+}
+
+/**
  * external_id and exactly one of image_url and image_base64. Each branch also refuses the other
  * image, so a body with both is refused whatever their values.
  */
-export const SyncBody = Type.Unsafe<{ external_id: string } & ({ image_url: string; image_base64?: undefined } | { image_base64: string; image_url?: undefined })>({
+export const SyncBody = Type.Unsafe<{ external_id: string } & DetectionControlsBody & ({ image_url: string; image_base64?: undefined } | { image_base64: string; image_url?: undefined })>({
   title: 'SyncRequest',
   type: 'object',
   required: ['external_id'],
-  properties: { external_id: ExternalId },
+  description:
+    'A replay (the same API key, external_id and image as an earlier DONE request) answers the stored result whatever ' +
+    "this request's min_confidence, max_results and classes: the idempotency fingerprint is the image's alone.",
+  properties: { external_id: ExternalId, ...DETECTION_CONTROLS },
   oneOf: [
     Type.Object({ image_url: ImageUrlInput }, { title: 'SyncRequestByUrl', not: { required: ['image_base64'] } }),
     Type.Object({ image_base64: ImageBase64Input }, { title: 'SyncRequestByBase64', not: { required: ['image_url'] } }),
@@ -172,6 +218,7 @@ export const BatchBody = Type.Object(
       { minItems: 1, maxItems: MAX_BATCH_IMAGES },
     ),
     external_id: Type.Optional(externalIdInput('Tracking id of the batch, not idempotent, returned as batch_id (without it the service assigns one)')),
+    ...DETECTION_CONTROLS,
   },
   { title: 'BatchRequest' },
 );

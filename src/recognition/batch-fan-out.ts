@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestCharging } from './charging.js';
 import { observeOutcome, TIMEOUT_MESSAGE, type DeadlinePipeline, type Outcome } from './deadline-pipeline.js';
 import { ImageError, type ImageFetcher } from './image-ports.js';
-import type { Caller, RecognitionObserver } from './types.js';
+import type { Caller, DetectionControls, RecognitionObserver } from './types.js';
 import { failedBeforeProcessing, toBatchEntry, type BatchCVResult, type BatchImageResult } from './views.js';
 
 export interface BatchDeps {
@@ -16,6 +16,13 @@ export interface BatchDeps {
   fetcher: Pick<ImageFetcher, 'validate'>;
   observer?: RecognitionObserver;
   concurrency: number;
+}
+
+export interface BatchInput {
+  urls: string[];
+  externalId: string | null;
+  /** Applied to every image. */
+  controls?: DetectionControls;
 }
 
 /** Runs task(0..count-1) with at most `limit` at a time. */
@@ -30,7 +37,7 @@ export async function runBounded(count: number, limit: number, task: (i: number)
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
 }
 
-export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls: string[]; externalId: string | null }, deadline: number): Promise<BatchCVResult> {
+export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: BatchInput, deadline: number): Promise<BatchCVResult> {
   const n = input.urls.length;
   // batch_id is a string in the contract: the client's external_id, or, when it sent none, an
   // id assigned here. Each image's request carries it as its external_id either way.
@@ -68,7 +75,7 @@ export async function fanOutBatch(deps: BatchDeps, caller: Caller, input: { urls
     const { index, url } = accepted[i];
     const record = records[i];
     // One image's failure, even an unexpected one, never affects the others.
-    const outcome = await deps.pipeline.run(caller, record, { kind: 'url', url }, deadline).catch(
+    const outcome = await deps.pipeline.run(caller, record, { kind: 'url', url }, deadline, input.controls).catch(
       (error: unknown): Outcome => ({ kind: 'internal', error, record: null }),
     );
     observeOutcome(deps.observer, outcome, 'batch');

@@ -8,7 +8,7 @@ import { CapacityExceeded } from './capacity.js';
 import { InferenceError, type Detection, type ObjectDetector } from './detection.js';
 import { ImageError, ImageStoreError, type ImageFetcher, type ImageStore } from './image-ports.js';
 import type { RequestRecord, RequestRepository } from './ports.js';
-import type { Caller, Logger, RecognitionObserver, Source } from './types.js';
+import type { Caller, DetectionControls, Logger, RecognitionObserver, Source } from './types.js';
 
 export interface PipelineDeps {
   requests: Pick<RequestRepository, 'markProcessing' | 'finishDone' | 'finishError' | 'failUndelivered' | 'discard' | 'findById'>;
@@ -39,6 +39,20 @@ export function filterByClasses(detections: Detection[], classes: string[]): Det
   return detections.filter((d) => allowed.has(d.label));
 }
 
+/**
+ * The detections a request asked for: the key's classes, then the request's own classes and
+ * minimum confidence, then the top max_results by confidence (a stable sort keeps the
+ * detector's order among ties).
+ */
+export function applyControls(detections: Detection[], keyClasses: string[], controls: DetectionControls): Detection[] {
+  const { classes, minConfidence, maxResults } = controls;
+  let out = filterByClasses(detections, keyClasses);
+  if (classes !== undefined) out = filterByClasses(out, classes);
+  if (minConfidence !== undefined) out = out.filter((d) => d.confidence >= minConfidence);
+  if (maxResults !== undefined && out.length > maxResults) out = [...out].sort((a, b) => b.confidence - a.confidence).slice(0, maxResults);
+  return out;
+}
+
 /** Reports an outcome to the metrics observer, if any. */
 export function observeOutcome(observer: RecognitionObserver | undefined, outcome: Outcome, mode: 'sync' | 'batch'): void {
   if (!observer) return;
@@ -55,9 +69,9 @@ export class DeadlinePipeline {
    * record ends ERROR "processing timed out" (guarded: if processing finished in the same
    * instant, its result stands) and the work is aborted.
    */
-  async run(caller: Caller, record: RequestRecord, source: Source, deadline: number): Promise<Outcome> {
+  async run(caller: Caller, record: RequestRecord, source: Source, deadline: number, controls: DetectionControls = {}): Promise<Outcome> {
     const signal = deadlineSignal(deadline);
-    const run = this.process(caller, record, source, deadline, signal).catch(async (error: unknown): Promise<Outcome> => {
+    const run = this.process(caller, record, source, deadline, signal, controls).catch(async (error: unknown): Promise<Outcome> => {
       // Even recording the failure failed (the database is away): the client gets a 5xx.
       await this.failUndelivered(record.id, 'internal error');
       return { kind: 'internal', error, record: null };
@@ -100,7 +114,7 @@ export class DeadlinePipeline {
   }
 
   /** Never throws: every way out is an Outcome, and the record never stays unfinished. */
-  private async process(caller: Caller, record: RequestRecord, source: Source, deadline: number, signal: AbortSignal): Promise<Outcome> {
+  private async process(caller: Caller, record: RequestRecord, source: Source, deadline: number, signal: AbortSignal, controls: DetectionControls): Promise<Outcome> {
     const { requests, logger } = this.deps;
     const t0 = Date.now();
     let stage: 'fetch' | 'store' | 'detect' | 'finish' = 'fetch';
@@ -123,7 +137,7 @@ export class DeadlinePipeline {
       const startedAt = record.startedAt ?? new Date();
       const marking = record.status === 'QUEUED' ? requests.markProcessing(record.id) : true;
       const [out] = await Promise.all([this.deps.detector.detect(image.bytes, { deadline, signal }), marking]);
-      const results = filterByClasses(out.detections, caller.classes);
+      const results = applyControls(out.detections, caller.classes, controls);
       stage = 'finish';
       const processingTimeMs = Date.now() - t0;
       if (await requests.finishDone(record.id, { results, model: out.model, processingTimeMs })) {

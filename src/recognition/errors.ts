@@ -4,6 +4,7 @@
  * got wrong is refused with its ImageError as is (src/recognition/image-ports.ts).
  */
 export type RejectionCode =
+  | 'INVALID_PARAMETERS'
   | 'MONTHLY_QUOTA_EXCEEDED'
   | 'INSUFFICIENT_BALANCE'
   | 'REQUEST_IN_PROGRESS'

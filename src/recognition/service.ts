@@ -7,16 +7,16 @@
  */
 import { createHash } from 'node:crypto';
 import { RequestCharging, type RequestDraft } from './charging.js';
-import { fanOutBatch } from './batch-fan-out.js';
+import { fanOutBatch, type BatchInput } from './batch-fan-out.js';
 import { DeadlinePipeline, observeOutcome } from './deadline-pipeline.js';
 import type { ObjectDetector } from './detection.js';
 import { RecognitionRejected } from './errors.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner, IntakeImage } from './image-ports.js';
 import type { FeedbackRepository, RequestRecord, RequestRepository } from './ports.js';
-import type { Caller, Logger, RecognitionObserver, Source, SyncImage } from './types.js';
+import type { Caller, DetectionControls, Logger, RecognitionObserver, Source, SyncImage } from './types.js';
 import { toCVResult, type BatchCVResult, type CVResult } from './views.js';
 
-export type { Caller, Logger, RecognitionObserver, SyncImage } from './types.js';
+export type { Caller, DetectionControls, Logger, RecognitionObserver, SyncImage } from './types.js';
 export { secondsUntilNextMonthUtc } from './charging.js';
 export { filterByClasses } from './deadline-pipeline.js';
 export { runBounded } from './batch-fan-out.js';
@@ -64,10 +64,16 @@ export class RecognitionService {
   /**
    * One image, answered in the same call. Idempotent on (key, external_id): a repeat with the
    * same image replays the stored result without charge; while the first runs it is 409; with
-   * another image 422; after an ERROR it runs again as a new request.
+   * another image 422; after an ERROR it runs again as a new request. A replay answers the
+   * stored result whatever the new request's controls: the fingerprint is the image's alone.
    */
-  async submitSync(caller: Caller, input: { externalId: string; image: SyncImage }, startedAt = Date.now()): Promise<{ result: CVResult; replayed: boolean }> {
+  async submitSync(
+    caller: Caller,
+    input: { externalId: string; image: SyncImage; controls?: DetectionControls },
+    startedAt = Date.now(),
+  ): Promise<{ result: CVResult; replayed: boolean }> {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
+    this.checkClasses(caller, input.controls);
     const { source, fingerprint } = this.intake(input.image);
     const request: RequestDraft = {
       keyId: caller.keyId,
@@ -87,7 +93,7 @@ export class RecognitionService {
     }
     const record = claim.record;
 
-    const outcome = await this.pipeline.run(caller, record, source, deadline);
+    const outcome = await this.pipeline.run(caller, record, source, deadline, input.controls);
     observeOutcome(this.deps.observer, outcome, 'sync');
     switch (outcome.kind) {
       case 'finished':
@@ -104,8 +110,9 @@ export class RecognitionService {
   }
 
   /** 1–10 URLs, each its own request, processed with bounded concurrency; one failure never affects the others. */
-  async submitBatch(caller: Caller, input: { urls: string[]; externalId: string | null }, startedAt = Date.now()): Promise<BatchCVResult> {
+  async submitBatch(caller: Caller, input: BatchInput, startedAt = Date.now()): Promise<BatchCVResult> {
     const deadline = startedAt + this.deps.settings.syncTimeoutMs;
+    this.checkClasses(caller, input.controls);
     return fanOutBatch(
       {
         charging: this.charging,
@@ -133,6 +140,25 @@ export class RecognitionService {
     const r = await this.deps.requests.findById(requestId);
     if (r === null || r.keyId !== caller.keyId) throw new RecognitionRejected('REQUEST_NOT_FOUND', 'Request not found');
     await this.deps.feedback.rate(requestId, caller.keyId, rating);
+  }
+
+  /**
+   * A request's classes narrow its key's, never widen them: each must be one the key may see,
+   * or for a key with all classes, a label of the model catalog. Checked before anything is
+   * written or charged.
+   */
+  private checkClasses(caller: Caller, controls: DetectionControls | undefined): void {
+    const requested = controls?.classes;
+    if (requested === undefined) return;
+    const all = caller.classes.includes('*');
+    const allowed = all ? this.deps.detector.labels() : caller.classes;
+    // Empty only while the model (and its catalog) is still loading: the request goes on to
+    // fail as the service's unavailability, not as the client's fault.
+    if (allowed.length === 0) return;
+    const outside = requested.find((c) => !allowed.includes(c));
+    if (outside === undefined) return;
+    const why = all ? 'is not in the model catalog' : 'is not one of the classes of this API key';
+    throw new RecognitionRejected('INVALID_PARAMETERS', `classes: ${JSON.stringify(outside)} ${why}`);
   }
 
   /**

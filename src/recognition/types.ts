@@ -30,6 +30,14 @@ export interface RecognitionObserver {
   batchSize(images: number): void;
 }
 
+/** Per-request controls on the detections returned (and stored); each absent means no limit. */
+export interface DetectionControls {
+  minConfidence?: number;
+  maxResults?: number;
+  /** Narrows the key's classes; checked against them (and the catalog) before anything is charged. */
+  classes?: string[];
+}
+
 export type SyncImage = { url: string } | { base64: string };
 
 /** An image accepted at intake: a URL still to fetch, or decoded base64 bytes. */

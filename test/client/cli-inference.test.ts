@@ -132,3 +132,51 @@ test('--help on every command and a completion script built from the commands', 
   assert.match(c.stdout, /recognize/);
   assert.match(c.stdout, /keys\) opts="list create update suspend resume revoke/);
 });
+
+test('--max-results, --min-confidence and --classes reach the service; a bad value is a usage error', async () => {
+  const env = { RECOG_API_KEY: (await t.newKey({ classes: ['person', 'zebra'] })).key };
+  const img = fixturePath('basketball1.png');
+  const detections = async (args: string[]) => {
+    const r = await run(['--json', 'recognize', img, ...args], env);
+    assert.equal(r.code, 0, r.stderr);
+    const [{ result }] = JSON.parse(r.stdout) as Array<{ result: { replayed: boolean; detections: Array<{ label: string; confidence: number }> } }>;
+    return result;
+  };
+  const all = await detections([]);
+  assert.ok(all.detections.length >= 2, JSON.stringify(all.detections));
+  const one = await detections(['--max-results', '1']);
+  assert.equal(one.replayed, false, 'other flags, another derived external id: a new request');
+  assert.equal(one.detections.length, 1);
+  assert.equal((await detections(['--max-results', '1'])).replayed, true, 'the same flags again replay');
+  assert.deepEqual((await detections(['--classes', 'zebra'])).detections, []);
+  const [top, second] = [...new Set(all.detections.map((d) => d.confidence))].sort((a, b) => b - a);
+  const threshold = (top + second) / 2;
+  const sure = await detections(['--min-confidence', String(threshold), '--classes', 'person,zebra']);
+  assert.ok(sure.detections.length >= 1 && sure.detections.length < all.detections.length, JSON.stringify(sure.detections));
+  assert.ok(sure.detections.every((d) => d.confidence >= threshold));
+  assert.equal(one.detections[0].confidence, top, 'the most confident one');
+
+  const batch = await run(['--json', 'batch', images.url('/images/basketball1.png'), images.url('/images/camera.png'), '--max-results', '1'], env);
+  assert.equal(batch.code, 0, batch.stderr);
+  const b = JSON.parse(batch.stdout) as { results: Array<{ detections: unknown[] }> };
+  assert.deepEqual(b.results.map((r) => r.detections.length), [1, 1]);
+
+  for (const args of [['--max-results', 'ten'], ['--max-results', '1.5'], ['--min-confidence', 'high'], ['--min-confidence', '']]) {
+    for (const cmd of [['recognize', img], ['batch', images.url('/images/camera.png')]]) {
+      const r = await run([...cmd, ...args], env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^recog-client: ${args[0]} takes a .*\\n$`));
+    }
+  }
+  const refused = await run(['recognize', img, '--max-results', '0'], env);
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /400 INVALID_PARAMETERS: /);
+  const unseen = await run(['batch', images.url('/images/camera.png'), '--classes', 'dog'], env);
+  assert.equal(unseen.code, 1, unseen.stderr);
+  assert.match(unseen.stderr, /^recog-client: 400 INVALID_PARAMETERS: .*dog.*\n$/);
+
+  for (const cmd of ['recognize', 'batch']) {
+    const help = await run([cmd, '--help']);
+    for (const flag of ['--min-confidence <n>', '--max-results <n>', '--classes <list>']) assert.ok(help.stdout.includes(flag), `${cmd} --help: ${flag}`);
+  }
+});

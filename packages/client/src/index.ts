@@ -1,4 +1,4 @@
-export { RecognitionClient, type RecognitionClientOptions, type RecognizeInput, type ImageInput, type CallOptions } from './recognition-client.js';
+export { RecognitionClient, type RecognitionClientOptions, type RecognizeInput, type ImageInput, type CallOptions, type BatchOptions, type DetectionControls } from './recognition-client.js';
 export {
   ConsoleClient,
   MemoryTokenStore,

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Recognise objects in one image, synchronously
-         * @description Idempotent on (API key, external_id): a repeat with the same image replays the stored result (header Idempotent-Replayed: true, no quota or balance use); while the first is processing: 409; with a different image: 422; after an ERROR the image is processed again as a new request.
+         * @description Idempotent on (API key, external_id): a repeat with the same image replays the stored result (header Idempotent-Replayed: true, no quota or balance use); while the first is processing: 409; with a different image: 422; after an ERROR the image is processed again as a new request. A replay answers the stored result whatever its own min_confidence, max_results and classes.
          */
         post: operations["createSyncCvRequest"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Recognise objects in 1 to 10 images by URL, concurrently
-         * @description Each image becomes its own request. One image failing never fails the batch: its entry is FAILED.
+         * @description Each image becomes its own request. One image failing never fails the batch: its entry is FAILED. min_confidence, max_results and classes apply to every image.
          */
         post: operations["createBatchCvRequest"];
         delete?: never;
@@ -981,11 +981,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A replay (the same API key, external_id and image as an earlier DONE request) answers the stored result whatever this request's min_confidence, max_results and classes: the idempotency fingerprint is the image's alone. */
         requestBody: {
             content: {
                 "application/json": {
                     /** @description Client-provided identifier: 1 to 255 characters (Unicode code points), no control characters, no lone UTF-16 surrogates (400 INVALID_EXTERNAL_ID). */
                     external_id: string;
+                    /** @description Only detections with confidence >= this, 0 to 1 (400 INVALID_PARAMETERS). The detector already drops boxes under the service's score threshold (SCORE_THRESHOLD, or a class's own threshold in the model catalog), so a lower value returns what the default returns. */
+                    min_confidence?: number;
+                    /** @description At most this many detections, 1 to 100 (400 INVALID_PARAMETERS): the highest confidence first, ties in the detector's order. */
+                    max_results?: number;
+                    /** @description Only detections of these labels: 1 to 100 unique, non-empty labels of at most 100 characters (400 INVALID_PARAMETERS). It narrows the API key's classes, never widens them: a label the key may not see, or (for a key with all classes) one not in the model catalog, is 400 INVALID_PARAMETERS naming it. */
+                    classes?: string[];
                 } & ({
                     /** @description URL of the image: at most 2048 characters (Unicode code points), no lone UTF-16 surrogates (400 INVALID_IMAGE_URL). Any such string passes this schema; one that is not an absolute http(s) URL of a public address (no credentials, no control characters, a host that resolves to a public address) is 400 INVALID_IMAGE_URL. */
                     image_url: string;
@@ -1186,6 +1193,12 @@ export interface operations {
                     image_urls: string[];
                     /** @description Tracking id of the batch, not idempotent, returned as batch_id (without it the service assigns one): 1 to 255 characters (Unicode code points), no control characters, no lone UTF-16 surrogates (400 INVALID_EXTERNAL_ID). */
                     external_id?: string;
+                    /** @description Only detections with confidence >= this, 0 to 1 (400 INVALID_PARAMETERS). The detector already drops boxes under the service's score threshold (SCORE_THRESHOLD, or a class's own threshold in the model catalog), so a lower value returns what the default returns. */
+                    min_confidence?: number;
+                    /** @description At most this many detections, 1 to 100 (400 INVALID_PARAMETERS): the highest confidence first, ties in the detector's order. */
+                    max_results?: number;
+                    /** @description Only detections of these labels: 1 to 100 unique, non-empty labels of at most 100 characters (400 INVALID_PARAMETERS). It narrows the API key's classes, never widens them: a label the key may not see, or (for a key with all classes) one not in the model catalog, is 400 INVALID_PARAMETERS naming it. */
+                    classes?: string[];
                 };
             };
         };

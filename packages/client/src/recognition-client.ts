@@ -15,14 +15,36 @@ export type ImageInput =
   /** Raw image bytes; sent as base64. */
   | { image: Uint8Array };
 
-export type RecognizeInput = ImageInput & {
-  /** The idempotency id: the same id and image replay the stored result without a new charge. */
-  externalId: string;
-};
+/**
+ * Per-request detection controls. The server checks them (400 with a catalogue code when one
+ * is out of range), and a replay answers the stored result whatever the new request's controls.
+ */
+export interface DetectionControls {
+  /** Only detections with at least this confidence (0..1). */
+  minConfidence?: number;
+  /** At most this many detections (1..100), the most confident first. */
+  maxResults?: number;
+  /** Only these labels: narrows the key's classes, never widens them (a label the key cannot see is refused). */
+  classes?: string[];
+}
+
+export type RecognizeInput = ImageInput &
+  DetectionControls & {
+    /** The idempotency id: the same id and image replay the stored result without a new charge. */
+    externalId: string;
+  };
 
 export interface CallOptions {
   signal?: AbortSignal;
 }
+
+/** A batch's controls apply to every image. */
+export interface BatchOptions extends CallOptions, DetectionControls {}
+
+type WireControls = Pick<Body<'createSyncCvRequest'> & Body<'createBatchCvRequest'>, 'min_confidence' | 'max_results' | 'classes'>;
+
+// JSON leaves out the controls left undefined, so the server applies none of them.
+const wireControls = (c: DetectionControls): WireControls => ({ min_confidence: c.minConfidence, max_results: c.maxResults, classes: c.classes });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -49,7 +71,7 @@ export class RecognitionClient {
   /** POST /v1/cv/requests/sync. Retried safely: the external_id makes it idempotent. */
   async recognize(input: RecognizeInput, options: CallOptions = {}): Promise<RecognitionResult> {
     const image = 'imageUrl' in input ? { image_url: input.imageUrl } : { image_base64: 'imageBase64' in input ? input.imageBase64 : toBase64(input.image) };
-    const body: Body<'createSyncCvRequest'> = { external_id: input.externalId, ...image };
+    const body: Body<'createSyncCvRequest'> = { external_id: input.externalId, ...image, ...wireControls(input) };
     const res = await this.call('POST', '/v1/cv/requests/sync', body, 'idempotent', options);
     return normalizeResult(await readJson(res), res.headers.get('idempotent-replayed') === 'true');
   }
@@ -58,9 +80,9 @@ export class RecognitionClient {
    * POST /v1/cv/requests/batch. A batch is not idempotent (its external_id only tracks), so
    * it is retried only when the server refused it before doing any work.
    */
-  async batch(imageUrls: string[], externalId?: string, options: CallOptions = {}): Promise<BatchResult> {
+  async batch(imageUrls: string[], externalId?: string, options: BatchOptions = {}): Promise<BatchResult> {
     // JSON leaves out an undefined external_id.
-    const body: Body<'createBatchCvRequest'> = { image_urls: imageUrls, external_id: externalId };
+    const body: Body<'createBatchCvRequest'> = { image_urls: imageUrls, external_id: externalId, ...wireControls(options) };
     const res = await this.call('POST', '/v1/cv/requests/batch', body, 'refused-only', options);
     return normalizeBatch(await readJson(res));
   }

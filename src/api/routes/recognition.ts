@@ -4,7 +4,8 @@ import type { RecognitionService } from '../../recognition/service.js';
 import { callerOf, guard, type AuthOptions } from '../auth.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import {
-  BatchBody, BatchCVResult, CVResult, FeedbackBody, FeedbackResult, MAX_BATCH_IMAGES, MAX_EXTERNAL_ID_LENGTH, RequestIdParams, SyncBody,
+  BatchBody, BatchCVResult, CVResult, FeedbackBody, FeedbackResult, MAX_BATCH_IMAGES, MAX_CLASS_LENGTH, MAX_EXTERNAL_ID_LENGTH, MAX_REQUESTED_CLASSES,
+  MAX_RESULTS_LIMIT, RequestIdParams, SyncBody, type DetectionControlsBody,
 } from '../../contract/public-api.js';
 import { responses } from '../schemas.js';
 import { contractValidator, type Refusal } from '../validation.js';
@@ -37,6 +38,14 @@ const EXTERNAL_ID: Refusal = {
   code: 'INVALID_EXTERNAL_ID',
   message: `external_id must be 1 to ${MAX_EXTERNAL_ID_LENGTH} characters, without control characters or lone UTF-16 surrogates`,
 };
+/** The detection controls' faults, the same on sync and batch. */
+const CONTROLS: Refusal[] = [
+  { at: '/min_confidence', code: 'INVALID_PARAMETERS', message: 'min_confidence must be a number from 0 to 1' },
+  { at: '/max_results', code: 'INVALID_PARAMETERS', message: `max_results must be an integer from 1 to ${MAX_RESULTS_LIMIT}` },
+  { at: '/classes', keywords: ['uniqueItems'], code: 'INVALID_PARAMETERS', message: 'classes must not repeat a label' },
+  { at: '/classes', code: 'INVALID_PARAMETERS', message: `classes must be an array of 1 to ${MAX_REQUESTED_CLASSES} labels` },
+  { at: '/classes/*', code: 'INVALID_PARAMETERS', message: `each of classes must be a label of 1 to ${MAX_CLASS_LENGTH} characters` },
+];
 const MISSING_REQUEST_ID = 'The request id is missing';
 const isNull = (v: unknown) => v === null;
 
@@ -56,6 +65,7 @@ const REFUSALS = {
     { at: '/image_base64', keywords: ['type'], code: 'INVALID_PARAMETERS', message: 'image_base64 must be a string' },
     // The same words as the decoder's for an empty payload after a data: prefix.
     { at: '/image_base64', code: 'INVALID_IMAGE_BASE64', message: 'image_base64 contains no data' },
+    ...CONTROLS,
   ],
   batch: [
     { at: '', when: isNull, code: 'MISSING_IMAGE_URLS', message: `image_urls is required: send 1 to ${MAX_BATCH_IMAGES} image URLs` },
@@ -71,6 +81,7 @@ const REFUSALS = {
     },
     { at: '/image_urls/*', code: 'INVALID_PARAMETERS', message: 'image_urls must contain only strings' },
     EXTERNAL_ID,
+    ...CONTROLS,
   ],
   lookup: [
     { at: '/id', when: (id) => id === '', code: 'INVALID_REQUEST_ID', message: MISSING_REQUEST_ID },
@@ -84,10 +95,15 @@ const REFUSALS = {
   ],
 } satisfies Record<string, Refusal[]>;
 
+/** The use case's detection controls, from the body's optional fields. */
+function controlsOf(body: DetectionControlsBody) {
+  return { minConfidence: body.min_confidence, maxResults: body.max_results, classes: body.classes };
+}
+
 /** The use case's input: the image as the one field the contract let through. */
 function syncInput(body: SyncBody) {
   const image = body.image_url !== undefined ? { url: body.image_url } : { base64: body.image_base64 };
-  return { externalId: body.external_id, image };
+  return { externalId: body.external_id, image, controls: controlsOf(body) };
 }
 
 export interface RecognitionRoutesOptions {
@@ -113,7 +129,8 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
         description:
           'Idempotent on (API key, external_id): a repeat with the same image replays the stored result ' +
           '(header Idempotent-Replayed: true, no quota or balance use); while the first is processing: 409; ' +
-          'with a different image: 422; after an ERROR the image is processed again as a new request.',
+          'with a different image: 422; after an ERROR the image is processed again as a new request. ' +
+          'A replay answers the stored result whatever its own min_confidence, max_results and classes.',
         tags: [TAG],
         security,
         body: SyncBody,
@@ -135,7 +152,9 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
       schema: {
         operationId: 'createBatchCvRequest',
         summary: 'Recognise objects in 1 to 10 images by URL, concurrently',
-        description: 'Each image becomes its own request. One image failing never fails the batch: its entry is FAILED.',
+        description:
+          'Each image becomes its own request. One image failing never fails the batch: its entry is FAILED. ' +
+          'min_confidence, max_results and classes apply to every image.',
         tags: [TAG],
         security,
         body: BatchBody,
@@ -144,7 +163,7 @@ export const recognitionRoutes: FastifyPluginAsync<RecognitionRoutesOptions> = a
     },
     async (request) => {
       const { image_urls: urls, external_id: externalId = null } = request.body;
-      return service.submitBatch(callerOf(request), { urls, externalId }, request.arrivedAt);
+      return service.submitBatch(callerOf(request), { urls, externalId, controls: controlsOf(request.body) }, request.arrivedAt);
     },
   );
 
