@@ -13,7 +13,7 @@ import type {
   RecognitionService,
   RecognitionServiceStatus,
 } from './api/types.js';
-import { apiUrl, childName, tritonGrpcTarget, type Component } from './desired/naming.js';
+import { apiUrl, childName, selectorLabels, tritonGrpcTarget, type Component } from './desired/naming.js';
 
 /** The parts of a Deployment the status reads. */
 export interface ObservedDeployment {
@@ -170,6 +170,8 @@ function componentHealth(
     updatedReplicas: s.updatedReplicas ?? 0,
     availableReplicas: s.availableReplicas ?? 0,
     summary: `${ready}/${desired}`,
+    // Sorted, as the API server formats a Deployment's: the string never changes by itself, so neither does the status.
+    selector: Object.entries(selectorLabels(rs, component)).map(([k, v]) => `${k}=${v}`).sort().join(','),
     endpoint: component === 'api' ? apiUrl(rs) : tritonGrpcTarget(rs, clusterDomain),
   };
   let failure: ComponentHealth['failure'];

@@ -1,6 +1,6 @@
 /**
  * The CustomResourceDefinition object around the schema: names, the served version, the
- * status subresource and the columns `kubectl get recsvc` prints. tools/generate.ts
+ * status and scale subresources and the columns `kubectl get recsvc` prints. tools/generate.ts
  * writes it to crds/ and to the operator chart.
  */
 import { GROUP, KIND, PLURAL, VERSION } from './types.js';
@@ -13,6 +13,18 @@ const column = (name: string, jsonPath: string, extra: { type?: string; descript
   ...(extra.priority !== undefined && { priority: extra.priority }),
   jsonPath,
 });
+
+/**
+ * `kubectl scale recsvc` and anything else speaking the scale subresource act on the API
+ * Deployment through spec.api.replicas.min: its count without an HPA, the HPA's floor with
+ * one (an HPA owns the count; the operator never writes replicas next to it). Ready pods
+ * are the current count; the selector is the API pods'.
+ */
+export const SCALE = {
+  specReplicasPath: '.spec.api.replicas.min',
+  statusReplicasPath: '.status.api.readyReplicas',
+  labelSelectorPath: '.status.api.selector',
+} as const;
 
 export function customResourceDefinition() {
   return {
@@ -35,7 +47,7 @@ export function customResourceDefinition() {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          subresources: { status: {}, scale: SCALE },
           additionalPrinterColumns: [
             // At a glance: ready or not, and why (CrashLoopBackOff, Unschedulable, RollingOut...).
             column('Ready', '.status.conditions[?(@.type=="Ready")].status'),

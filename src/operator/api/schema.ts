@@ -61,13 +61,13 @@ const Resources = (defaults: { requests: Record<string, string>; limits: Record<
     { default: defaults },
   );
 
-const Replicas = (max: number, defaults: { min: number; max: number }) =>
+const Replicas = (max: number, defaults: { min: number; max: number }, description?: string) =>
   Type.Object(
     {
       min: Type.Integer({ format: 'int32', minimum: 1, maximum: max, default: defaults.min }),
       max: Type.Integer({ format: 'int32', minimum: 1, maximum: max, default: defaults.max }),
     },
-    { default: {} },
+    { default: {}, ...(description && { description }) },
   );
 
 const PullPolicy = StringEnum(['Always', 'IfNotPresent', 'Never']);
@@ -82,7 +82,11 @@ export const ApiSpecSchema = Type.Object(
   {
     image: Type.String({ minLength: 1, maxLength: 512 }),
     imagePullPolicy: Type.Optional(PullPolicy),
-    replicas: Replicas(1000, { min: 2, max: 10 }),
+    replicas: Replicas(
+      1000,
+      { min: 2, max: 10 },
+      'Without an HPA the Deployment runs min pods; with one (autoscaling.enabled and max > min) the HPA keeps between min and max. `kubectl scale` sets min (the scale subresource), so it is refused above max.',
+    ),
     resources: Resources({ requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '1Gi' } }),
     env: Type.Optional(
       Type.Array(EnvVarSchema, {
@@ -176,7 +180,7 @@ export const ApiSpecSchema = Type.Object(
   {
     description: 'The REST API (node dist/server.js).',
     'x-kubernetes-validations': [
-      rule('self.replicas.min <= self.replicas.max', 'api.replicas.min must be <= api.replicas.max'),
+      rule('self.replicas.min <= self.replicas.max', 'api.replicas.min must be <= api.replicas.max (kubectl scale sets api.replicas.min: raise api.replicas.max first)'),
       rule('self.port != self.metricsPort', 'api.port and api.metricsPort must differ'),
       rule(
         'self.replicas.max <= 1 || has(self.imageStorage)',
@@ -339,6 +343,8 @@ const ComponentStatusSchema = operatorWritten(Type.Object({
   availableReplicas: Type.Integer(),
   /** "ready/desired", for the printer columns. */
   summary: Type.String(),
+  /** The pods' label selector as a string: the scale subresource's labelSelectorPath reads the API's. */
+  selector: Type.String(),
   endpoint: Type.Optional(Type.String()),
 }));
 
