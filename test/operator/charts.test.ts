@@ -57,7 +57,8 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
     assert.deepEqual(lease.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
     const dep = docs.find((d) => d.kind === 'Deployment');
     const c = dep.spec.template.spec.containers[0];
-    assert.deepEqual(c.command, ['node', 'dist/cli/main.js', 'operator']);
+    assert.deepEqual(c.command, ['node', '/app/operator.js']);
+    assert.equal(c.image, 'recognition-operator:0.1.0', "the operator's own image (operator.Dockerfile)");
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.equal(dep.spec.template.spec.serviceAccountName, docs.find((d) => d.kind === 'ServiceAccount').metadata.name);

@@ -6,7 +6,8 @@ the same model name, tensor names, datatypes, dims and max_batch_size as config.
 Run by the tests with the environment of scripts/python-env.sh:
     python test/triton/pytriton_server.py --model-repository DIR --grpc-port P --http-port Q
 Prints one JSON line {"ready": true, ...} on stdout once Triton serves the model, then
-serves until SIGTERM/SIGINT. Everything binds to 127.0.0.1.
+serves until SIGTERM/SIGINT. Everything binds to --host: 127.0.0.1 unless told (the
+recognition-triton-cpu image, tools/images/triton-cpu.Dockerfile, gives 0.0.0.0 in a pod).
 """
 
 import argparse
@@ -48,6 +49,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-repository", required=True)
     parser.add_argument("--model", default="centernet")
+    parser.add_argument("--host", default="127.0.0.1", help="address of the HTTP, gRPC and metrics endpoints")
     parser.add_argument("--grpc-port", type=int, required=True)
     parser.add_argument("--http-port", type=int, required=True)
     parser.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
@@ -86,12 +88,13 @@ def main():
         return dict(zip(output_names, results))
 
     triton_config = TritonConfig(
-        grpc_address="127.0.0.1",
+        grpc_address=args.host,
         grpc_port=args.grpc_port,
-        http_address="127.0.0.1",
+        http_address=args.host,
         http_port=args.http_port,
         allow_metrics=args.metrics_port > 0,
         metrics_port=args.metrics_port or None,
+        metrics_address=args.host if args.metrics_port > 0 else None,
         exit_timeout_secs=5,
         log_verbose=0,
     )
@@ -101,7 +104,7 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
     # PyTriton guards statistics and the repository API with a token by default; the tests
-    # drive both (statistics, unload/load), so nothing is restricted on this loopback server.
+    # drive both (statistics, unload/load), so nothing is restricted on this test server.
     with Triton(config=triton_config, security_config=TritonSecurityConfig(restricted_endpoints=[])) as triton:
         triton.bind(
             model_name=config["name"],
