@@ -3,7 +3,9 @@
 # official module; Debian's etcd-server as a fallback), kube-apiserver, kubectl and helm (built with Go from their official
 # modules), and for the cluster e2e suite kube-controller-manager and kube-scheduler (same
 # release, same wrapper module, so cheap once kube-apiserver is built) and kwok (fake nodes
-# and pod lifecycles, `go install`ed). Built binaries are cached under
+# and pod lifecycles, `go install`ed); for the real one-node cluster (scripts/real-cluster.sh)
+# kubelet and kube-proxy (same wrapper module), CoreDNS (`go install`ed) and a static `pause`
+# binary from tools/images/pause (the sandbox image). Built binaries are cached under
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/bin
 # keyed by version, so later runs (and CI on the same machine) skip the build.
 #
@@ -12,7 +14,10 @@
 #   scripts/k8s-tools.sh status    list what is cached
 #
 # Knobs: K8S_VERSION (v1.34.4), HELM_VERSION (v3.19.5), KWOK_VERSION (v0.8.0), ETCD_VERSION (v3.6.4),
+#        COREDNS_VERSION (v1.14.7),
 #        K8S_TOOLS_SKIP_KUBECTL=1, K8S_TOOLS_SKIP_CLUSTER=1 (no controller-manager/scheduler/kwok),
+#        K8S_TOOLS_REAL_NODE=1 (also kubelet, kube-proxy, CoreDNS, pause; on by default when CI=true,
+#        off otherwise because kubelet alone is minutes of compiling),
 #        K8S_TOOLS_GO_PARALLEL (go build -p; 1 by default, every core when CI=true).
 set -euo pipefail
 
@@ -20,6 +25,10 @@ K8S_VERSION=${K8S_VERSION:-v1.34.4}
 HELM_VERSION=${HELM_VERSION:-v3.19.5}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.4}
+# v1.14.x needs Go 1.25+; its go.mod has no replace directives, so `go install` works.
+COREDNS_VERSION=${COREDNS_VERSION:-v1.14.7}
+if [ "${CI:-}" = true ]; then REAL_NODE=${K8S_TOOLS_REAL_NODE:-1}; else REAL_NODE=${K8S_TOOLS_REAL_NODE:-0}; fi
+ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
 BIN_DIR=$CACHE_DIR/bin
 # One package at a time while people work on the machine; all cores in CI.
@@ -144,14 +153,43 @@ build_kwok() {
   log "built kwok $KWOK_VERSION in $((SECONDS - start)) s"
 }
 
+build_coredns() {
+  [ -x "$BIN_DIR/coredns-$COREDNS_VERSION" ] && return 0
+  need_go
+  log "building coredns $COREDNS_VERSION"
+  local start=$SECONDS gobin; gobin=$(mktemp -d)
+  # shellcheck disable=SC2046
+  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  mkdir -p "$BIN_DIR"
+  mv "$gobin/coredns" "$BIN_DIR/coredns-$COREDNS_VERSION"; rm -rf "$gobin"
+  log "built coredns $COREDNS_VERSION in $((SECONDS - start)) s"
+}
+
+# The sandbox ("pause") binary is ours, so its version is the hash of its source: an edit rebuilds it.
+pause_version() { sha256sum "$ROOT_DIR/tools/images/pause/main.go" | cut -c1-12; }
+
+build_pause() {
+  local version; version=$(pause_version)
+  [ -x "$BIN_DIR/pause-$version" ] && return 0
+  need_go
+  mkdir -p "$BIN_DIR"
+  # Standard library only, so no module is needed; static because the image is FROM scratch.
+  (cd "$ROOT_DIR/tools/images/pause" && CGO_ENABLED=0 GO111MODULE=off go build -trimpath -ldflags="-s -w" -o "$BIN_DIR/pause-$version.tmp" main.go)
+  mv "$BIN_DIR/pause-$version.tmp" "$BIN_DIR/pause-$version"
+  log "built pause $version"
+}
+
 # Stable names the tests look for; they point at the versioned files.
 link_all() {
   mkdir -p "$BIN_DIR"
-  for name in kube-apiserver kubectl kube-controller-manager kube-scheduler; do
+  for name in kube-apiserver kubectl kube-controller-manager kube-scheduler kubelet kube-proxy; do
     [ -x "$BIN_DIR/$name-$K8S_VERSION" ] && ln -sf "$name-$K8S_VERSION" "$BIN_DIR/$name"
   done
   [ -x "$BIN_DIR/helm-$HELM_VERSION" ] && ln -sf "helm-$HELM_VERSION" "$BIN_DIR/helm"
   [ -x "$BIN_DIR/kwok-$KWOK_VERSION" ] && ln -sf "kwok-$KWOK_VERSION" "$BIN_DIR/kwok"
+  [ -x "$BIN_DIR/coredns-$COREDNS_VERSION" ] && ln -sf "coredns-$COREDNS_VERSION" "$BIN_DIR/coredns"
+  local pause; pause=pause-$(pause_version)
+  [ -x "$BIN_DIR/$pause" ] && ln -sf "$pause" "$BIN_DIR/pause"
   if [ -x "$BIN_DIR/etcd-$ETCD_VERSION" ]; then
     ln -sf "etcd-$ETCD_VERSION" "$BIN_DIR/etcd"
   else
@@ -173,6 +211,11 @@ case "${1:-install}" in
       build_k8s kube-controller-manager
       build_k8s kube-scheduler
       build_kwok
+    fi
+    if [ "$REAL_NODE" = 1 ]; then
+      build_k8s kubelet kube-proxy
+      build_coredns
+      build_pause
     fi
     link_all
     print_env
