@@ -47,10 +47,19 @@ export const inference = fp<InferenceOptions>(
     const { detector, backend } = given;
     app.decorate('detector', detector);
     app.decorate('backend', backend);
+    // Unready until the model has been served once (a pod gets no traffic while Triton loads).
+    // After that an outage of the backend is every replica's: failing readiness would take them
+    // all out of rotation and turn contract answers (ERROR 503, Retry-After) into refused
+    // connections, so it is named as degraded instead, as a Redis outage is.
+    let servedOnce = false;
     app.readiness.inference = async () => {
-      if (await backend.ready()) return { ok: true };
+      if (await backend.ready()) {
+        servedOnce = true;
+        return { ok: true };
+      }
       const why = backend.lastError;
-      return { ok: false, detail: why ? `model not ready: ${why}` : 'model not ready' };
+      const detail = why ? `model not ready: ${why}` : 'model not ready';
+      return servedOnce ? { ok: true, degraded: true, detail } : { ok: false, detail };
     };
   },
   { name: 'inference', fastify: '5.x', dependencies: ['readiness'] },

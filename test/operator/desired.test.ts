@@ -49,6 +49,9 @@ describe('desired state', () => {
     assert.deepEqual(c.command, ['node', 'dist/server.js']);
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    // Serving on while endpoints drop the pod; the grace period covers that delay and the drain.
+    assert.deepEqual(c.lifecycle.preStop, { sleep: { seconds: 5 } });
+    assert.equal(dep.spec.template.spec.terminationGracePeriodSeconds, 5 + 30 + 5);
     const env = Object.fromEntries(c.env.map((e: Any) => [e.name, e.value ?? e.valueFrom]));
     assert.deepEqual(env.DATABASE_URL, { secretKeyRef: { name: 'recog-secrets', key: 'DATABASE_URL' } });
     assert.deepEqual(env.REDIS_URL, { secretKeyRef: { name: 'recog-secrets', key: 'REDIS_URL' } });

@@ -16,6 +16,12 @@ export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
 
 /** The API stops within SHUTDOWN_TIMEOUT_MS (30 s by default); the pod gets a few seconds more. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
+/**
+ * A terminating pod keeps serving this long before SIGTERM: endpoints controllers and every
+ * node's kube-proxy take a moment to stop sending it new connections, and after SIGTERM the
+ * server answers new calls 503. A rolling update or a deleted pod then fails no request.
+ */
+const PRE_STOP_DELAY_S = 5;
 
 /** The Secret the operator creates (random key) when spec.api.imageUrlSecretRef is unset. */
 export function signingSecretName(rs: RecognitionService): string {
@@ -115,7 +121,7 @@ export function apiDeployment(rs: RecognitionService, clusterDomain?: string, si
           },
         },
         spec: {
-          terminationGracePeriodSeconds: SHUTDOWN_TIMEOUT_MS / 1000 + 5,
+          terminationGracePeriodSeconds: PRE_STOP_DELAY_S + SHUTDOWN_TIMEOUT_MS / 1000 + 5,
           automountServiceAccountToken: false,
           securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
@@ -131,6 +137,8 @@ export function apiDeployment(rs: RecognitionService, clusterDomain?: string, si
               env: apiEnv(rs, clusterDomain),
               ...(s3Of(rs)?.credentialsSecretRef && { envFrom: [{ secretRef: { name: s3Of(rs)!.credentialsSecretRef!.name } }] }),
               resources: api.resources,
+              // The kubelet's own sleep (Kubernetes 1.30+): no binary needed in the image.
+              lifecycle: { preStop: { sleep: { seconds: PRE_STOP_DELAY_S } } },
               startupProbe: probe('/healthz', 2, 30),
               livenessProbe: probe('/healthz', 10, 3),
               readinessProbe: probe('/readyz', 5, 2),
