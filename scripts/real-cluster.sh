@@ -222,7 +222,9 @@ ensure_bridge() {
   ip addr show dev "$BRIDGE" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   # Pod-to-Service traffic between two pods on one bridge must pass iptables (kube-proxy's DNAT).
-  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || log "cannot set bridge-nf-call-iptables (br_netfilter missing?)"
+  [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter 2>/dev/null || true
+  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null ||
+    die "cannot set net.bridge.bridge-nf-call-iptables (no br_netfilter module): pods could not reach Services on their own bridge"
   echo 1 >/proc/sys/net/ipv4/ip_forward
 }
 
@@ -335,19 +337,18 @@ load_images() {
   done
 }
 
-# The name containerd gives a docker reference: docker.io/library/x, docker.io/org/x, or as is
-# when the first part is a registry host.
+# The name an imported docker reference has on the node: containerd spells it out in full,
+# with the default registry and library/ prefixes docker leaves implicit, so match the end.
 node_ref() {
-  local ref=$1 first=${1%%/*}
+  local ref=$1
   [[ $ref == *:* || $ref == *@* ]] || ref=$ref:latest
-  if [[ $1 != */* ]]; then echo "docker.io/library/$ref"
-  elif [[ $first == *.* || $first == *:* || $first == localhost ]]; then echo "$ref"
-  else echo "docker.io/$ref"; fi
+  ctr_node images ls -q 2>/dev/null | awk -v r="$ref" '$0 == r || substr($0, length($0) - length(r)) == "/" r { print; exit }'
 }
 
 # The config digest (docker's image id) of an image on the node, empty when it is absent.
 image_id_on_node() {
   local digest
+  [ -n "$1" ] || return 0
   digest=$(ctr_node images ls 2>/dev/null | awk -v r="$1" '$1 == r {print $3}')
   [ -n "$digest" ] || return 0
   ctr_node content get "$digest" 2>/dev/null | tr -d ' \n' |
@@ -644,8 +645,7 @@ remove_cgroups() {
 cmd_check() {
   local missing=() cmd tool
   [ "$(id -u)" = 0 ] || missing+=("root")
-  for cmd in containerd runc iptables conntrack docker; do command -v "$cmd" >/dev/null || missing+=("$cmd"); done
-  [ -x "$CNI_BIN_DIR/bridge" ] || missing+=("the CNI plugins in $CNI_BIN_DIR")
+  # Debian's packages (containerd, runc, CNI plugins, conntrack...) are `up`'s to install.
   for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy coredns pause; do
     [ -x "$BIN_DIR/$tool" ] || missing+=("$BIN_DIR/$tool")
   done

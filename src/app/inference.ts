@@ -4,6 +4,7 @@
  */
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { withTimeout } from '../deadline.js';
 import type { InferenceBackend } from '../inference/backend.js';
 import { createDetector, createDetectorInBackground } from '../inference/create-detector.js';
 import { isRemoteCatalog } from '../models/catalog-source.js';
@@ -36,6 +37,9 @@ async function start(config: Readonly<Config>, metrics: Metrics, log: NonNullabl
   return { detector: instrumentDetector(detector), backend };
 }
 
+/** How long the readiness check waits for the backend (/readyz gives each check 2 s). */
+const READY_ANSWER_MS = 1_500;
+
 export const inference = fp<InferenceOptions>(
   async (app, opts) => {
     let given = opts.inference;
@@ -53,7 +57,9 @@ export const inference = fp<InferenceOptions>(
     // connections, so it is named as degraded instead, as a Redis outage is.
     let servedOnce = false;
     app.readiness.inference = async () => {
-      if (await backend.ready()) {
+      // Under /readyz's own bound, so a backend that does not answer at all (a dead pod's
+      // address) is judged here, degraded once served, rather than failed by that bound.
+      if (await withTimeout(backend.ready(), READY_ANSWER_MS, () => false)) {
         servedOnce = true;
         return { ok: true };
       }

@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { REPO_ROOT } from '../../helpers/fixtures.js';
+import { eventually } from '../../helpers/eventually.js';
 import { toolsDir } from '../../operator/helpers/cluster.js';
 
 const run = promisify(execFile);
@@ -48,6 +49,8 @@ export interface RealCluster {
   kubeconfig: string;
   kubectl(args: string[], input?: string): Promise<string>;
   helm(args: string[]): Promise<string>;
+  /** `kubectl port-forward` to `target` (e.g. service/x) on a free local port. */
+  portForward(namespace: string, target: string, remotePort: number): { port: Promise<number>; stop(): void };
 }
 
 export async function clusterUp(): Promise<RealCluster> {
@@ -73,6 +76,13 @@ export async function clusterUp(): Promise<RealCluster> {
     kubeconfig,
     kubectl: (args, input) => exec(tool('kubectl'), args, input),
     helm: (args) => exec(tool('helm'), args),
+    portForward(namespace, target, remotePort) {
+      const child = spawn(tool('kubectl'), ['port-forward', '-n', namespace, target, `:${remotePort}`], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const port = eventually(() => Number(/Forwarding from 127\.0\.0\.1:(\d+)/.exec(out)?.[1]) || undefined, { what: 'kubectl port-forward listening', timeoutMs: 60_000 });
+      return { port, stop: () => void child.kill() };
+    },
   };
 }
 
