@@ -128,42 +128,23 @@ build_k8s() {
   done
 }
 
-build_helm() {
-  [ -x "$BIN_DIR/helm-$HELM_VERSION" ] && return 0
+# go_install NAME VERSION PACKAGE [LDFLAGS]: `go install PACKAGE@VERSION` into $BIN_DIR/NAME-VERSION, once.
+go_install() {
+  local name=$1 version=$2 package=$3 ldflags=${4:-}
+  [ -x "$BIN_DIR/$name-$version" ] && return 0
   need_go
-  log "building helm $HELM_VERSION"
+  log "building $name $version"
   local start=$SECONDS gobin; gobin=$(mktemp -d)
   # shellcheck disable=SC2046
-  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) \
-    -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w $ldflags" "$package@$version"
   mkdir -p "$BIN_DIR"
-  mv "$gobin/helm" "$BIN_DIR/helm-$HELM_VERSION"; rm -rf "$gobin"
-  log "built helm $HELM_VERSION in $((SECONDS - start)) s"
+  mv "$gobin/$name" "$BIN_DIR/$name-$version"; rm -rf "$gobin"
+  log "built $name $version in $((SECONDS - start)) s"
 }
 
-build_kwok() {
-  [ -x "$BIN_DIR/kwok-$KWOK_VERSION" ] && return 0
-  need_go
-  log "building kwok $KWOK_VERSION"
-  local start=$SECONDS gobin; gobin=$(mktemp -d)
-  # shellcheck disable=SC2046
-  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-  mkdir -p "$BIN_DIR"
-  mv "$gobin/kwok" "$BIN_DIR/kwok-$KWOK_VERSION"; rm -rf "$gobin"
-  log "built kwok $KWOK_VERSION in $((SECONDS - start)) s"
-}
-
-build_coredns() {
-  [ -x "$BIN_DIR/coredns-$COREDNS_VERSION" ] && return 0
-  need_go
-  log "building coredns $COREDNS_VERSION"
-  local start=$SECONDS gobin; gobin=$(mktemp -d)
-  # shellcheck disable=SC2046
-  CGO_ENABLED=0 GOBIN="$gobin" go install $(go_build_flags) -ldflags="-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
-  mkdir -p "$BIN_DIR"
-  mv "$gobin/coredns" "$BIN_DIR/coredns-$COREDNS_VERSION"; rm -rf "$gobin"
-  log "built coredns $COREDNS_VERSION in $((SECONDS - start)) s"
-}
+build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"; }
+build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok; }
+build_coredns() { go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns; }
 
 # The sandbox ("pause") binary is ours, so its version is the hash of its source: an edit rebuilds it.
 pause_version() { sha256sum "$ROOT_DIR/tools/images/pause/main.go" | cut -c1-12; }
