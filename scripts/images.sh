@@ -60,12 +60,14 @@ engine() {
   mkdir -p "$STATE_DIR"
   log "starting dockerd (log: $STATE_DIR/dockerd.log)"
   # No init system here: dockerd runs in the background, and `stop` ends it.
-  sudo_ setsid dockerd --host=unix:///var/run/docker.sock ${IMAGES_DOCKER_DATA_ROOT:+--data-root="$IMAGES_DOCKER_DATA_ROOT"} >"$STATE_DIR/dockerd.log" 2>&1 < /dev/null &
-  echo $! >"$STATE_DIR/dockerd.pid"
-  local i
+  # dockerd writes its own pid file: $! would be the subshell's pid, not dockerd's.
+  rm -f "$STATE_DIR/dockerd.pid"
+  sudo_ setsid dockerd --host=unix:///var/run/docker.sock --pidfile="$STATE_DIR/dockerd.pid" \
+    ${IMAGES_DOCKER_DATA_ROOT:+--data-root="$IMAGES_DOCKER_DATA_ROOT"} >"$STATE_DIR/dockerd.log" 2>&1 < /dev/null &
+  local starter=$! i
   for i in $(seq 1 600); do
     docker info >/dev/null 2>&1 && return 0
-    kill -0 "$(cat "$STATE_DIR/dockerd.pid")" 2>/dev/null || break
+    kill -0 "$starter" 2>/dev/null || break
     sleep 0.1
   done
   tail -20 "$STATE_DIR/dockerd.log" >&2
