@@ -159,7 +159,6 @@ trusting_ca() {
 }
 
 images() {
-  bases
   local node_build node_run
   node_build="$LOCAL/node-build:24-bookworm-slim"
   node_run="$LOCAL/node:24-bookworm-slim"
@@ -188,11 +187,12 @@ triton_image() {
 # but for the image names: Debian's postgresql-15 and redis-server, and the MinIO server
 # scripts/minio.sh builds from source (minutes once, when it is not built yet).
 MINIO_VERSION=${MINIO_VERSION:-$(sed -n 's/^MINIO_VERSION=${MINIO_VERSION:-\(.*\)}$/\1/p' scripts/minio.sh)}
-DEPS_IMAGES="postgres:15-bookworm=$LOCAL/postgres:15 redis:7-bookworm=$LOCAL/redis:7"
-DEPS_IMAGES+=" minio/minio:RELEASE.2025-09-07T16-13-09Z=$LOCAL/minio:$MINIO_VERSION"
+# The official names are read from the manifests, so a new tag there is the only edit.
+official_image() { sed -n 's/^ *image: *//p' "deploy/dependencies/$1.yaml" | head -n 1; }
+DEPS_IMAGES="$(official_image postgres)=$LOCAL/postgres:15 $(official_image redis)=$LOCAL/redis:7"
+DEPS_IMAGES+=" $(official_image minio)=$LOCAL/minio:$MINIO_VERSION"
 
 deps() {
-  bases
   local base; base=$(image_id "$LOCAL/debian:bookworm" | cut -c8-23)
   build "$LOCAL/postgres:15" "$base-$(digest tools/images/postgres.Dockerfile tools/images/postgres-entrypoint.sh)" \
     tools/images/postgres.Dockerfile tools/images --build-arg "BASE=$LOCAL/debian:bookworm"
@@ -212,8 +212,8 @@ deps() {
 case "${1:-build}" in
   engine) engine ;;
   bases) bases ;;
-  build) images; deps ;;
-  deps) deps ;;
+  build) bases; images; deps ;;
+  deps) bases; deps ;;
   # One "official=local" pair a line: what the e2e suite swaps in deploy/dependencies/.
   deps-list) tr ' ' '\n' <<<"$DEPS_IMAGES" ;;
   list) echo "$API_IMAGE $OPERATOR_IMAGE $TRITON_IMAGE" ;;
