@@ -19,7 +19,7 @@ import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 import { buildTestApp, json } from '../helpers/app.js';
-import { clusterDown, clusterUp, imagesScript, loadImages, missingPrerequisite, type RealCluster } from './helpers/real-cluster.js';
+import { clusterDown, clusterState, clusterUp, imagesScript, loadImages, missingPrerequisite, type RealCluster } from './helpers/real-cluster.js';
 
 type Any = any;
 interface Detection { label: string; external_id: string; bounding_box: { x: number; y: number; width: number; height: number } }
@@ -154,6 +154,16 @@ describe('deployed for real: images from this repo on a one-node cluster', { ski
     // A fresh cluster (a kept one from an earlier run is taken down first); images stay loaded.
     await clusterDown();
     cluster = await clusterUp();
+    try {
+      await install();
+    } catch (err) {
+      // The failure alone rarely says why: the cluster's state goes with it into the CI output.
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await clusterState(cluster, OPERATOR_NS)}`, { cause: err });
+    }
+  });
+
+  /** The user's front door, from loaded images to a Ready RecognitionService and an API key. */
+  async function install() {
     await loadImages(IMAGES);
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'recog-real-e2e-'));
 
@@ -206,7 +216,7 @@ describe('deployed for real: images from this repo on a one-node cluster', { ski
     apiUrl = `http://${service.spec.clusterIP}:${service.spec.ports[0].port}`;
     await recog('orgs', 'create', 'acme', '--balance', '100000');
     key = (JSON.parse(await recog('keys', 'create', '--org', 'acme', '--name', 'e2e', '--classes', '*', '--rate-limit', '100000', '--json')) as { key: string }).key;
-  });
+  }
 
   after(async () => {
     await images?.close();

@@ -93,3 +93,37 @@ export async function loadImages(images: string[]): Promise<void> {
 export async function clusterDown(): Promise<void> {
   await run(CLUSTER_SCRIPT, ['down'], { timeout: 300_000, maxBuffer: BIG });
 }
+
+/**
+ * What the cluster looks like now, for a failure message: nodes, pods, the RecognitionServices'
+ * status, recent events, the operator's log and the tail of each pod that is not Ready. Each
+ * part is bounded and a part that cannot be read says why, so a stuck run explains itself in
+ * the CI output alone.
+ */
+export async function clusterState(cluster: RealCluster, operatorNamespace: string): Promise<string> {
+  const tail = (text: string, lines: number) => text.trimEnd().split('\n').slice(-lines).join('\n');
+  const part = async (title: string, args: string[], lines = 40) => {
+    try {
+      return `--- ${title}\n${tail(await cluster.kubectl(args), lines)}`;
+    } catch (err) {
+      return `--- ${title}: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  };
+  const parts = [
+    await part('nodes', ['get', 'nodes', '-o', 'wide']),
+    await part('pods', ['get', 'pods', '-A', '-o', 'wide'], 60),
+    await part('RecognitionService status', ['get', 'recsvc', '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name} generation {.metadata.generation}: {.status}{"\\n"}{end}']),
+    await part('events', ['get', 'events', '-A', '--sort-by=.lastTimestamp'], 40),
+    await part('operator log', ['logs', '-n', operatorNamespace, 'deploy/recognition-operator', '--all-containers', '--tail=40'], 40),
+  ];
+  let pods: { metadata: { namespace: string; name: string }; status: { conditions?: { type: string; status: string }[] } }[] = [];
+  try {
+    pods = JSON.parse(await cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items;
+  } catch {
+    // the pods part above already says why
+  }
+  for (const pod of pods.filter((p) => !p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).slice(0, 6)) {
+    parts.push(await part(`log of ${pod.metadata.namespace}/${pod.metadata.name} (not Ready)`, ['logs', '-n', pod.metadata.namespace, pod.metadata.name, '--all-containers', '--tail=15'], 15));
+  }
+  return parts.join('\n');
+}
