@@ -1,5 +1,7 @@
 /** Graceful shutdown on a real listening server: in-flight work finishes, new work is refused, pools close. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +11,7 @@ import { createDb } from '../../src/store/db.js';
 import { createKey } from '../../src/store/keys.js';
 import { createOrg } from '../../src/store/orgs.js';
 import { testConfig } from '../helpers/app.js';
+import { REPO_ROOT } from '../helpers/fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { startImageServer, type ImageServer } from '../helpers/image-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
@@ -93,5 +96,31 @@ test('past the drain bound, unfinished requests are marked ERROR before the pool
   } finally {
     await server.shutdown('cleanup');
     await observer.destroy();
+  }
+});
+
+test('the process exits once shut down, even with a handle left open; the log names the handle', { timeout: 120_000 }, async () => {
+  // A ref'd interval stands for a client that forgot a reconnect timer: without the explicit
+  // exit the process would linger until SIGKILL (in a pod, the end of its grace period).
+  const leak = `data:text/javascript,${encodeURIComponent('setInterval(() => {}, 1 << 30);')}`;
+  const server = spawn(process.execPath, ['--import', 'tsx', '--import', leak, 'src/server.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  server.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  server.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const exited = once(server, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  try {
+    await eventually(() => /Server listening at/.test(out), { what: 'the server listening', timeoutMs: 90_000 });
+    server.kill('SIGTERM');
+    const [code, signal] = await exited;
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, out);
+    const line = out.split('\n').find((l) => l.includes('exiting with handles still open'));
+    assert.ok(line, out);
+    assert.ok((JSON.parse(line) as { holding: string[] }).holding.includes('Timeout'), line);
+  } finally {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
   }
 });

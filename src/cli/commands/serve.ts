@@ -9,5 +9,7 @@ export function register(program: Command): void {
     .action(async () => {
       const { runServer } = await import('../../server.js');
       await runServer(loadConfig());
+      // As `npm start` does: shut down and flushed, so nothing left open may delay the exit.
+      process.exit();
     });
 }
