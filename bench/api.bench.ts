@@ -259,11 +259,11 @@ export async function run(): Promise<void> {
     const png = readFixture('basketball1.png');
     const jpeg = await sharp(png).jpeg({ quality: 90 }).toBuffer();
     const { input } = detector.spec;
-    const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit });
+    const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit, datatype: detector.inputType });
     // On shared memory, as the detector's rasters are: the worker reads it without a copy.
     const tensor = toModelInput(prepared.tensor, prepared.geometry, detector.spec);
-    const shared = new Float32Array(new SharedArrayBuffer(tensor.data.byteLength));
-    shared.set(tensor.data as Float32Array);
+    const shared = tensor.data instanceof Float32Array ? new Float32Array(new SharedArrayBuffer(tensor.data.byteLength)) : new Uint8Array(new SharedArrayBuffer(tensor.data.byteLength));
+    shared.set(tensor.data as ArrayLike<number>);
     tensor.data = shared;
 
     const key = await api.newKey({ rateLimit: 1_000_000, quota: 1_000_000 });

@@ -57,7 +57,7 @@ export async function run(): Promise<void> {
     const jpeg = await sharp(readFixture('basketball1.png')).jpeg({ quality: 90 }).toBuffer();
     const meta = await sharp(jpeg).metadata();
     const { input } = detector.spec;
-    const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit });
+    const prepared = await prepareImage(jpeg, input, { maxPixels: config.imageMaxPixels, fit: input.fit, datatype: detector.inputType });
     const tensor = toModelInput(prepared.tensor, prepared.geometry, detector.spec);
 
     const infer = () => backend.infer([tensor]);

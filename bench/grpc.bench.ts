@@ -117,8 +117,9 @@ async function stopChildServer(s: ChildServer): Promise<void> {
 
 export async function run(): Promise<void> {
   process.stdout.write(`${os.availableParallelism()} cores, ONNX Runtime ${THREADS} threads in each session, ${SECONDS} s per candidate in ${ROUNDS} turns\n`);
-  const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
-  const input: Tensor = { name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: prepared.tensor };
+  // The prepared model takes UINT8 pixels (tools/model/uint8-input.ts).
+  const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
+  const input: Tensor = { name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], data: prepared.tensor };
 
   const embedded = new OnnxRuntimeBackend({ modelPath: path.join(MODEL_REPOSITORY, MODEL, '1', 'model.onnx'), modelName: MODEL, threads: THREADS });
   let server: ChildServer | undefined;

@@ -176,10 +176,11 @@ fi
 
 # The gRPC scenario's tensor: the reference image through the API's own preprocessing.
 # INPUT_FIT must match the detector's resize (stretch by default, src/inference/detector.ts).
-fit=${INPUT_FIT:-stretch}; size=${INPUT_SIZE:-512}
-tensor=$ROOT/load-tests/.prepared/basketball1-$fit-$size.f32
+# INPUT_DATATYPE: UINT8 for the models prepared here (the graph casts), FP32 for a float model.
+fit=${INPUT_FIT:-stretch}; size=${INPUT_SIZE:-512}; datatype=${INPUT_DATATYPE:-UINT8}
+tensor=$ROOT/load-tests/.prepared/basketball1-$fit-$size.$([ "$datatype" = FP32 ] && echo f32 || echo u8)
 if [ "$scenario" = grpc ] && { [ ! -s "$tensor" ] || [ "$fixtures/basketball1.png" -nt "$tensor" ]; }; then
-  node --import tsx load-tests/tools/prepare-tensor.ts "$fixtures/basketball1.png" "$tensor" --size "$size" --fit "$fit"
+  node --import tsx load-tests/tools/prepare-tensor.ts "$fixtures/basketball1.png" "$tensor" --size "$size" --fit "$fit" --datatype "$datatype"
 fi
 
 results=$ROOT/load-tests/results
@@ -191,7 +192,7 @@ set +e
 # Keys go through the environment (k6 reads it into __ENV), never on a command line.
 API_KEY=${API_KEY:-} OTHER_KEY=${OTHER_KEY:-} LIMITS_KEY=${LIMITS_KEY:-} QUOTA_KEY=${QUOTA_KEY:-} \
 BASE_URL=$target IMAGE_BASE_URL=$IMAGE_BASE_URL FIXTURES_DIR=$fixtures GRPC_TARGET=$grpc_target \
-TENSOR_FILE=$tensor INPUT_SIZE=$size SCENARIO=$scenario RESULTS_DIR=$results K6_NO_USAGE_REPORT=true \
+TENSOR_FILE=$tensor INPUT_SIZE=$size INPUT_DATATYPE=$datatype SCENARIO=$scenario RESULTS_DIR=$results K6_NO_USAGE_REPORT=true \
   "$K6" run --no-usage-report --address "" "${quiet[@]}" "${k6_args[@]}" "load-tests/scenarios/$scenario.js"
 rc=$?
 set -e

@@ -36,17 +36,20 @@ const WARMUP_S = 20;
 const client = new grpc.Client();
 client.load([import.meta.resolve('../../proto').replace(/^file:\/\//, '')], 'grpc_inference.proto');
 
-// The raw FP32 tensor, base64-encoded once (k6's JSON form of a protobuf `bytes` field).
-const TENSOR_FILE = env('TENSOR_FILE', '') || import.meta.resolve(`../.prepared/basketball1-stretch-${SIZE}.f32`);
+// The raw tensor, base64-encoded once (k6's JSON form of a protobuf `bytes` field): UINT8
+// pixels for the models prepared here (their graph casts to float), or FP32.
+const DATATYPE = env('INPUT_DATATYPE', 'UINT8');
+const ELEMENT_BYTES = DATATYPE === 'FP32' ? 4 : 1;
+const TENSOR_FILE = env('TENSOR_FILE', '') || import.meta.resolve(`../.prepared/basketball1-stretch-${SIZE}.${DATATYPE === 'FP32' ? 'f32' : 'u8'}`);
 const tensorBytes = open(TENSOR_FILE, 'b');
-if (tensorBytes.byteLength !== SIZE * SIZE * 3 * 4) {
-  throw new Error(`${TENSOR_FILE}: ${tensorBytes.byteLength} bytes, expected ${SIZE * SIZE * 3 * 4} for [1,${SIZE},${SIZE},3] FP32`);
+if (tensorBytes.byteLength !== SIZE * SIZE * 3 * ELEMENT_BYTES) {
+  throw new Error(`${TENSOR_FILE}: ${tensorBytes.byteLength} bytes, expected ${SIZE * SIZE * 3 * ELEMENT_BYTES} for [1,${SIZE},${SIZE},3] ${DATATYPE}`);
 }
 const TENSOR_B64 = encoding.b64encode(tensorBytes, 'std');
 const REQUEST = {
   model_name: MODEL,
   id: 'k6',
-  inputs: [{ name: INPUT, datatype: 'FP32', shape: [1, SIZE, SIZE, 3] }],
+  inputs: [{ name: INPUT, datatype: DATATYPE, shape: [1, SIZE, SIZE, 3] }],
   outputs: [{ name: OUTPUT }],
   raw_input_contents: [TENSOR_B64],
 };

@@ -7,7 +7,7 @@ import type { Catalog, CatalogClass } from '../models/catalog.js';
 import type { DetectorSpec } from '../models/detector-spec.js';
 import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '../recognition/detection.js';
 import { InferenceError, type InferenceBackend, type Tensor } from './backend.js';
-import { checkServedModel, decodeOutputs, servedClassCount, toModelInput, type ThresholdOf } from './families.js';
+import { checkServedModel, decodeOutputs, servedClassCount, toModelInput, type PixelDataType, type ThresholdOf } from './families.js';
 import { finishDetections } from './postprocess.js';
 import { prepareImage, type PreparedImage, type ResizeFit } from './preprocess.js';
 import { SharedRasterPool } from './shared-rasters.js';
@@ -29,6 +29,8 @@ export class Detector implements ObjectDetector {
   private readonly thresholdOf: ThresholdOf;
   /** Model-input rasters, reused (see SharedRasterPool). */
   private readonly rasters = new SharedRasterPool();
+  /** What the served model takes: UINT8 pixels (it converts them) or FP32 (converted here). */
+  readonly inputType: PixelDataType;
 
   /** The backend must be started (its metadata is read here). */
   constructor(
@@ -38,7 +40,7 @@ export class Detector implements ObjectDetector {
   ) {
     const meta = backend.metadata();
     this.spec = options.fit ? { ...catalog.detector, input: { ...catalog.detector.input, fit: options.fit } } : catalog.detector;
-    checkServedModel(this.spec, meta.inputs, meta.outputs);
+    this.inputType = checkServedModel(this.spec, meta.inputs, meta.outputs);
     checkCatalogFits(catalog, servedClassCount(this.spec, meta.outputs), meta.name);
     this.model = { ...catalog.model };
     this.classes = new Map(catalog.classes.map((c) => [c.index, c]));
@@ -54,12 +56,13 @@ export class Detector implements ObjectDetector {
     checkBudget(options);
     const t0 = performance.now();
     const { input } = this.spec;
-    const raster = this.rasters.take(input.width * input.height * 3);
+    const length = input.width * input.height * 3;
+    const raster = this.inputType === 'UINT8' ? this.rasters.takeBytes(length) : this.rasters.take(length);
     let prepared: PreparedImage;
     let outputs: Map<string, Tensor>;
     let t1: number;
     try {
-      prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit, align: input.align, into: raster });
+      prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit, align: input.align, datatype: this.inputType, into: raster });
       const tensor = toModelInput(prepared.tensor, prepared.geometry, this.spec);
       t1 = performance.now();
       checkBudget(options);

@@ -12,12 +12,38 @@ import type { ResizeGeometry } from './preprocess.js';
 /** Per-class score threshold; undefined drops the class (not in the catalog). */
 export type ThresholdOf = (classIndex: number) => number | undefined;
 
+/** The pixel datatypes a served model may take: floats, or bytes it converts itself. */
+export type PixelDataType = 'FP32' | 'UINT8';
+
 /**
- * NHWC float RGB 0–255 (the decoder's raster, content at its offset, black elsewhere) → the
- * family's input tensor for one image. Works in place when the layout is NHWC.
+ * NHWC RGB 0–255 (the decoder's raster, content at its offset, black elsewhere) → the
+ * family's input tensor for one image. Works in place when the layout is NHWC. A float
+ * raster is scaled and laid out as the family declares (FP32 models); a byte raster goes
+ * to a UINT8 model, which does its own conversion, so only the padding is filled (and
+ * planes split, for a UINT8 model that wants NCHW).
  */
-export function toModelInput(raster: Float32Array, geometry: ResizeGeometry, spec: DetectorSpec): Tensor {
-  const { width, height, layout, scale, pad } = spec.input;
+export function toModelInput(raster: Float32Array | Uint8Array, geometry: ResizeGeometry, spec: DetectorSpec): Tensor {
+  fillPadding(raster, geometry, spec);
+  if (raster instanceof Float32Array) return floatInput(raster, spec);
+  const { width, height, layout, scale } = spec.input;
+  if (scale !== 1) throw new Error(`a UINT8 input cannot be scaled by ${scale}: the model must scale inside its graph (catalog input.scale 1)`);
+  let data = raster;
+  if (layout === 'NCHW') {
+    const plane = width * height;
+    data = new Uint8Array(plane * 3);
+    for (let p = 0, i = 0; p < plane; p++, i += 3) {
+      data[p] = raster[i];
+      data[plane + p] = raster[i + 1];
+      data[2 * plane + p] = raster[i + 2];
+    }
+  }
+  const shape = layout === 'NCHW' ? [1, 3, height, width] : [1, height, width, 3];
+  return { name: spec.input.name, datatype: 'UINT8', shape, data };
+}
+
+/** The letterbox padding filled with the family's pad value (0–255), in place. */
+function fillPadding(raster: Float32Array | Uint8Array, geometry: ResizeGeometry, spec: DetectorSpec): void {
+  const { width, height, pad } = spec.input;
   const { contentWidth: cw, contentHeight: ch, offsetX: ox, offsetY: oy } = geometry;
   if (pad !== 0 && (cw < width || ch < height)) {
     for (let y = 0; y < height; y++) {
@@ -30,6 +56,10 @@ export function toModelInput(raster: Float32Array, geometry: ResizeGeometry, spe
       raster.fill(pad, row + (ox + cw) * 3, row + width * 3);
     }
   }
+}
+
+function floatInput(raster: Float32Array, spec: DetectorSpec): Tensor {
+  const { width, height, layout, scale } = spec.input;
   let data = raster;
   if (layout === 'NCHW') {
     const plane = width * height;
@@ -46,16 +76,27 @@ export function toModelInput(raster: Float32Array, geometry: ResizeGeometry, spe
   return { name: spec.input.name, datatype: 'FP32', shape, data };
 }
 
-/** Checks the served model against the declared family: names, ranks, the input size. */
-export function checkServedModel(spec: DetectorSpec, inputs: TensorSpec[], outputs: TensorSpec[]): void {
+/**
+ * Checks the served model against the declared family: names, ranks, the input size, and
+ * the input's datatype: FP32 (the client scales and lays out the floats) or UINT8 (the
+ * model converts the pixels itself). Returns that datatype: what the detector sends.
+ */
+export function checkServedModel(spec: DetectorSpec, inputs: TensorSpec[], outputs: TensorSpec[]): PixelDataType {
   const input = inputs.find((t) => t.name === spec.input.name);
   const expected = spec.input.layout === 'NCHW' ? [-1, 3, spec.input.height, spec.input.width] : [-1, spec.input.height, spec.input.width, 3];
-  if (!input || input.datatype !== 'FP32' || input.shape.length !== 4 || !input.shape.every((d, i) => i === 0 || d === -1 || d === expected[i])) {
-    throw new Error(`the served model does not match its catalog's ${spec.family} detector: expected an FP32 input ${spec.input.name} [${expected.join(',')}], got ${describe(inputs)}`);
+  if (!input || input.shape.length !== 4 || !input.shape.every((d, i) => i === 0 || d === -1 || d === expected[i])) {
+    throw new Error(`the served model does not match its catalog's ${spec.family} detector: expected an FP32 input ${spec.input.name} [${expected.join(',')}] (or UINT8 pixels), got ${describe(inputs)}`);
+  }
+  if (input.datatype !== 'FP32' && input.datatype !== 'UINT8') {
+    throw new Error(`the served model's input ${spec.input.name} is ${input.datatype}; the service sends image pixels as FP32 (0–255, scaled as the catalog says) or UINT8 (0–255, the model converts them): export the model with one of those`);
+  }
+  if (input.datatype === 'UINT8' && spec.input.scale !== 1) {
+    throw new Error(`the served model's input ${spec.input.name} is UINT8, but its catalog scales pixels by ${spec.input.scale}: bytes cannot carry scaled values, so a UINT8 model scales inside its graph (catalog input.scale 1)`);
   }
   for (const [role, name] of Object.entries(spec.outputs)) {
     if (!outputs.some((t) => t.name === name)) throw new Error(`the served model has no output ${name} (the ${spec.family} ${role}); it has ${describe(outputs)}`);
   }
+  return input.datatype;
 }
 
 /**

@@ -19,7 +19,7 @@ import type { WireSpec, WireTensor, WorkerInit, WorkerReply } from './onnxruntim
 import { backoffDelay } from '../backoff.js';
 import { deadlineSignal } from '../deadline.js';
 import { BatchQueue, splitOutputs, stackInputs } from './batching.js';
-import { SharedRasterPool } from './shared-rasters.js';
+import { isShared, SharedRasterPool } from './shared-rasters.js';
 
 export interface OnnxRuntimeBackendOptions {
   /** Path of model.onnx. */
@@ -92,7 +92,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
   private readonly queue: BatchQueue<Job>;
   /** The jobs on the worker (one batch, each with its rows), the stacked inputs and the request id. */
   private running?: { id: number; jobs: Job[]; rows: number[]; batch: Tensor[] };
-  /** Buffers batches are stacked into: a batch of 8 model inputs is 25 MB, so few are kept. */
+  /** Buffers batches are stacked into: a batch of 8 FP32 model inputs is 25 MB (6 MB as UINT8), so few are kept. */
   private readonly batchBuffers = new SharedRasterPool(2);
   private nextId = 1;
   private runs = 0;
@@ -309,7 +309,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     }
     const id = this.nextId++;
     // A batch is stacked into shared buffers of the backend's own, given back with the reply.
-    const batch = jobs.length === 1 ? [] : stackInputs(jobs.map((j) => j.inputs), (datatype, n) => (datatype === 'FP32' ? this.batchBuffers.take(n) : undefined));
+    const batch = jobs.length === 1 ? [] : stackInputs(jobs.map((j) => j.inputs), (datatype, n) => (datatype === 'FP32' ? this.batchBuffers.take(n) : datatype === 'UINT8' ? this.batchBuffers.takeBytes(n) : undefined));
     this.running = { id, jobs, rows, batch };
     // Inputs on shared memory reach the worker as they are; others are copied (never
     // transferred: the caller keeps its buffers).
@@ -320,7 +320,7 @@ export class OnnxRuntimeBackend implements InferenceBackend {
     if ((m.kind !== 'result' && m.kind !== 'error') || this.running?.id !== m.id) return;
     const { jobs, rows, batch } = this.running;
     this.running = undefined;
-    for (const t of batch) if (t.data instanceof Float32Array) this.batchBuffers.give(t.data);
+    for (const t of batch) if (t.data instanceof Float32Array || t.data instanceof Uint8Array) this.batchBuffers.give(t.data);
     if (m.kind === 'result') {
       this.runs += jobs.length;
       this.executions++;
@@ -384,7 +384,10 @@ function rejection(options: InferOptions): InferenceError | undefined {
 }
 
 function toWire(t: Tensor): WireTensor {
-  return { name: t.name, type: KSERVE_TO_ORT[t.datatype], dims: [...t.shape], data: t.data };
+  // A view into a larger buffer (a Buffer from a pool, say) would be cloned whole: send only its bytes.
+  // (Buffer's own slice() is a view, so a Buffer is copied as a Uint8Array.)
+  const data = isShared(t.data) || t.data.byteLength === t.data.buffer.byteLength ? t.data : Buffer.isBuffer(t.data) ? new Uint8Array(t.data) : t.data.slice();
+  return { name: t.name, type: KSERVE_TO_ORT[t.datatype], dims: [...t.shape], data };
 }
 
 function toSpec(s: WireSpec): TensorSpec {

@@ -2,7 +2,7 @@
  * Image bytes → the model's input tensor, plus the geometry needed to map boxes back
  * onto the original image.
  */
-import { decodeToRgb, readImageHeader, type DecodeLimits } from '../images/decode.js';
+import { decodeToRgb, decodeToRgbBytes, readImageHeader, type DecodeLimits } from '../images/decode.js';
 import type { ImageFormat } from '../images/types.js';
 
 /**
@@ -67,22 +67,37 @@ export function planResize(original: InputSize, input: InputSize, fit: ResizeFit
   };
 }
 
-export interface PreparedImage {
+export interface PreparedImage<R extends Float32Array | Uint8Array = Float32Array | Uint8Array> {
   format: ImageFormat;
-  /** NHWC float32 RGB 0–255, one image: inputHeight × inputWidth × 3. */
-  tensor: Float32Array;
+  /** NHWC RGB 0–255, one image: inputHeight × inputWidth × 3; floats or bytes as asked. */
+  tensor: R;
   geometry: ResizeGeometry;
 }
 
-/** Decodes, checks the pixel limit first, resizes: one libvips pipeline off the main thread. The raster goes `into` a given buffer, if any. */
+type PrepareOptions = DecodeLimits & { fit: ResizeFit; align?: ResizeAlign };
+
+/**
+ * Decodes, checks the pixel limit first, resizes: one libvips pipeline off the main thread.
+ * A float raster (FP32 models) by default, bytes with `datatype: 'UINT8'` (models that
+ * cast inside the graph). The raster goes `into` a given buffer, if any (bytes may come
+ * straight from libvips instead, see decodeToRgbBytes).
+ */
+export async function prepareImage(bytes: Uint8Array, input: InputSize, options: PrepareOptions & { datatype?: 'FP32'; into?: Float32Array }): Promise<PreparedImage<Float32Array>>;
+export async function prepareImage(bytes: Uint8Array, input: InputSize, options: PrepareOptions & { datatype: 'UINT8'; into?: Uint8Array }): Promise<PreparedImage<Uint8Array>>;
+export async function prepareImage(bytes: Uint8Array, input: InputSize, options: PrepareOptions & { datatype?: 'FP32' | 'UINT8'; into?: Float32Array | Uint8Array }): Promise<PreparedImage>;
 export async function prepareImage(
   bytes: Uint8Array,
   input: InputSize,
-  options: DecodeLimits & { fit: ResizeFit; align?: ResizeAlign; into?: Float32Array },
+  options: PrepareOptions & { datatype?: 'FP32' | 'UINT8'; into?: Float32Array | Uint8Array },
 ): Promise<PreparedImage> {
   const header = await readImageHeader(bytes, options);
   const geometry = planResize(header, input, options.fit, options.align);
   const { contentWidth, contentHeight, offsetX, offsetY } = geometry;
-  const tensor = await decodeToRgb(bytes, header, { width: input.width, height: input.height, contentWidth, contentHeight, offsetX, offsetY }, options, options.into);
+  const layout = { width: input.width, height: input.height, contentWidth, contentHeight, offsetX, offsetY };
+  const { into } = options;
+  if (into !== undefined && (into instanceof Float32Array) !== (options.datatype !== 'UINT8')) throw new TypeError(`a ${into.constructor.name} cannot hold a ${options.datatype ?? 'FP32'} raster`);
+  const tensor = options.datatype === 'UINT8'
+    ? await decodeToRgbBytes(bytes, header, layout, options, into as Uint8Array | undefined)
+    : await decodeToRgb(bytes, header, layout, options, into as Float32Array | undefined);
   return { format: header.format, tensor, geometry };
 }

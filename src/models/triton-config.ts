@@ -62,7 +62,8 @@ export function centernetTritonConfig(name = 'centernet'): TritonModelConfig {
     name,
     platform: 'onnxruntime_onnx',
     maxBatchSize: 8,
-    inputs: [{ name: 'images', dataType: 'TYPE_FP32', dims: [512, 512, 3] }],
+    // UINT8 pixels: the graph casts them to float (tools/model/uint8-input.ts).
+    inputs: [{ name: 'images', dataType: 'TYPE_UINT8', dims: [512, 512, 3] }],
     outputs: [{ name: 'detections', dataType: 'TYPE_FP32', dims: [100, 6] }],
     instanceGroups: [{ count: 1 }],
     // A short wait lets concurrent requests share one batched run without hurting latency.

@@ -24,3 +24,21 @@ export function sliceYoloClasses(bytes: Uint8Array, classes: number): Uint8Array
   model.metadataProps = (model.metadataProps ?? []).filter((p) => p.key !== 'names');
   return onnx.ModelProto.encode(model).finish();
 }
+
+/**
+ * A UINT8-input model (the prepared CenterNet: input → Cast to FLOAT → …) turned back into
+ * the FP32 model users bring: the Cast goes, the input is FLOAT of the same shape. The
+ * graph after it is untouched, so the two compute the same on the same pixel values.
+ */
+export function floatInputFromUint8(bytes: Uint8Array, input = 'images'): Uint8Array {
+  const model = onnx.ModelProto.decode(bytes);
+  const graph = model.graph!;
+  const cast = graph.node!.find((n) => n.opType === 'Cast' && n.input?.[0] === input);
+  if (!cast) throw new Error(`no Cast reads ${input}`);
+  const casted = cast.output![0];
+  graph.node = graph.node!.filter((n) => n !== cast);
+  for (const n of graph.node) n.input = n.input!.map((name) => (name === casted ? input : name));
+  const value = graph.input!.find((v) => v.name === input)!;
+  value.type!.tensorType!.elemType = onnx.TensorProto.DataType.FLOAT;
+  return onnx.ModelProto.encode(model).finish();
+}

@@ -118,8 +118,8 @@ export function runPythonJson<T>(python: string, args: string[], timeoutMs = 300
   });
 }
 
-/** One fixture preprocessed as the model's input, written as raw float32 for the Python scripts. */
+/** One fixture preprocessed as the prepared model's input, written as raw UINT8 bytes for the Python scripts. */
 export async function writeImageTensor(fixture: 'basketball1.png' | 'camera.png' | 'squirrel_cls.jpg', file: string): Promise<void> {
-  const p = await prepareImage(readFixture(fixture), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
+  const p = await prepareImage(readFixture(fixture), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
   writeFileSync(file, Buffer.from(p.tensor.buffer, p.tensor.byteOffset, p.tensor.byteLength));
 }

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
-import { decodeToRgb, enlargeInto, readImageHeader } from '../../src/images/decode.js';
+import { decodeToRgb, decodeToRgbBytes, enlargeBytesInto, enlargeInto, readImageHeader } from '../../src/images/decode.js';
 import { ImageError } from '../../src/images/errors.js';
 import { readFixture } from '../helpers/fixtures.js';
 
@@ -262,5 +262,50 @@ describe('enlargeInto', () => {
     const src = new Uint8Array(Array.from({ length: 4 * 2 * 3 }, (_, i) => i * 10));
     const out = enlargeInto(src, 4, 2, { width: 4, height: 2, contentWidth: 4, contentHeight: 2 });
     assert.deepEqual([...out], [...src]);
+  });
+});
+
+describe('UINT8 rasters (models that take pixels as bytes)', () => {
+  const LIMITS_U8 = { maxPixels: 40_000_000 };
+
+  test('a photo shrunk on both axes: libvips\' buffer is the raster, byte for byte the float raster\'s values', async () => {
+    const bytes = readFixture('squirrel_cls.jpg'); // 535×426 → 256×256 shrinks both axes
+    const header = await readImageHeader(bytes, LIMITS_U8);
+    const layout = { width: 256, height: 256, contentWidth: 256, contentHeight: 256 };
+    const u8 = await decodeToRgbBytes(bytes, header, layout, LIMITS_U8, new Uint8Array(256 * 256 * 3));
+    const f32 = await decodeToRgb(bytes, header, layout, LIMITS_U8);
+    assert.ok(Buffer.isBuffer(u8), 'libvips\' own output, not a copy into the given raster');
+    assert.equal(u8.byteLength, 256 * 256 * 3);
+    assert.deepEqual(Float32Array.from(u8), f32);
+  });
+
+  test('enlarging (a 640×480 photo to 512×512 enlarges the height): the float raster rounded to bytes, padding black', async () => {
+    const bytes = readFixture('basketball1.png');
+    const header = await readImageHeader(bytes, LIMITS_U8);
+    for (const layout of [
+      { width: 512, height: 512, contentWidth: 512, contentHeight: 512 },
+      { width: 512, height: 512, contentWidth: 512, contentHeight: 384, offsetY: 64 },
+    ]) {
+      const into = new Uint8Array(512 * 512 * 3).fill(77); // a reused raster: everything is rewritten
+      const u8 = await decodeToRgbBytes(bytes, header, layout, LIMITS_U8, into);
+      const f32 = await decodeToRgb(bytes, header, layout, LIMITS_U8);
+      assert.equal(u8, into);
+      let worst = 0;
+      for (let i = 0; i < f32.length; i++) worst = Math.max(worst, Math.abs(u8[i] - f32[i]));
+      assert.ok(worst <= 0.5, `each byte is its float rounded (worst ${worst})`);
+    }
+  });
+
+  test('enlargeBytesInto: both axes and one axis, the same interpolation as enlargeInto, rounded and clamped', () => {
+    const src = new Uint8Array([0, 0, 0, 255, 255, 255, 250, 10, 128, 5, 200, 60, 40, 40, 40, 90, 180, 30]);
+    for (const layout of [
+      { width: 3, height: 8, contentWidth: 2, contentHeight: 7 },
+      { width: 5, height: 8, contentWidth: 5, contentHeight: 7 },
+      { width: 5, height: 3, contentWidth: 4, contentHeight: 3, offsetX: 1 },
+    ]) {
+      const f32 = enlargeInto(src, 2, 3, layout);
+      const u8 = enlargeBytesInto(src, 2, 3, layout);
+      assert.deepEqual(Array.from(u8), Array.from(f32, (v) => Math.min(255, Math.max(0, Math.round(v)))).map((v, i) => (Math.abs(f32[i] - Math.trunc(f32[i]) - 0.5) < 1e-9 ? u8[i] : v)), JSON.stringify(layout));
+    }
   });
 });

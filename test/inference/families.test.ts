@@ -83,4 +83,35 @@ describe('detector families', () => {
     assert.throws(() => checkServedModel(YOLO, [{ name: 'images', datatype: 'FP32', shape: [1, 3, 4, 4] }], [{ name: 'output0', datatype: 'FP32', shape: [1, 84, 8400] }]), /no output out \(the yolo predictions\)/);
     checkServedModel(YOLO, [{ name: 'images', datatype: 'FP32', shape: [-1, 3, 4, 4] }], [{ name: 'out', datatype: 'FP32', shape: [-1, 84, 8400] }]);
   });
+
+  test('checkServedModel: an FP32 or a UINT8 input is served, and says which; other datatypes are refused naming both', () => {
+    const outs = [{ name: 'out', datatype: 'FP32' as const, shape: [-1, 84, 8400] }];
+    const pixels = { ...YOLO, input: { ...YOLO.input, layout: 'NHWC' as const, scale: 1 } };
+    assert.equal(checkServedModel(YOLO, [{ name: 'images', datatype: 'FP32', shape: [-1, 3, 4, 4] }], outs), 'FP32');
+    assert.equal(checkServedModel(pixels, [{ name: 'images', datatype: 'UINT8', shape: [-1, 4, 4, 3] }], outs), 'UINT8');
+    for (const datatype of ['INT64', 'FP16'] as const) {
+      assert.throws(
+        () => checkServedModel(pixels, [{ name: 'images', datatype, shape: [-1, 4, 4, 3] }], outs),
+        new RegExp(`the served model's input images is ${datatype}; the service sends image pixels as FP32 .* or UINT8`),
+      );
+    }
+    // Bytes cannot carry pixels scaled by 1/255: such a model must scale in its graph.
+    assert.throws(() => checkServedModel({ ...YOLO, input: { ...YOLO.input, layout: 'NHWC' } }, [{ name: 'images', datatype: 'UINT8', shape: [-1, 4, 4, 3] }], outs), /input images is UINT8, but its catalog scales pixels by 0\.0039/);
+  });
+
+  test('toModelInput on bytes (a UINT8 model): the raster itself, padding filled; no scaling', () => {
+    const pixels = { ...YOLO, input: { ...YOLO.input, layout: 'NHWC' as const, scale: 1 } };
+    const g = planResize({ width: 4, height: 2 }, { width: 4, height: 4 }, 'letterbox', 'centre');
+    const raster = new Uint8Array(4 * 4 * 3);
+    raster.fill(200, 4 * 3, 3 * 4 * 3); // content rows 1 and 2
+    const t = toModelInput(raster, g, pixels);
+    assert.equal(t.datatype, 'UINT8');
+    assert.deepEqual(t.shape, [1, 4, 4, 3]);
+    assert.equal(t.data, raster, 'no copy: the decoder\'s bytes are the tensor');
+    assert.deepEqual(Array.from({ length: 4 }, (_, y) => raster[y * 12]), [114, 200, 200, 114]);
+    // A UINT8 model that wants planes gets them (bytes moved, not converted).
+    const nchw = toModelInput(raster, g, { ...pixels, input: { ...pixels.input, layout: 'NCHW' } });
+    assert.deepEqual([nchw.datatype, ...nchw.shape], ['UINT8', 1, 3, 4, 4]);
+    assert.deepEqual(Array.from(nchw.data.subarray(0, 16) as Uint8Array), [114, 114, 114, 114, 200, 200, 200, 200, 200, 200, 200, 200, 114, 114, 114, 114]);
+  });
 });

@@ -7,9 +7,10 @@ import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { eventually } from '../helpers/eventually.js';
 import { INPUT_SHAPE, testConfig } from './model.js';
 
+/** The prepared model takes UINT8 pixels: an image of one grey level, `fill` 0–255. */
 function image(fill: number, batch = 1): Tensor {
   const shape = [batch, ...INPUT_SHAPE.slice(1)];
-  return { name: 'images', datatype: 'FP32', shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(fill) };
+  return { name: 'images', datatype: 'UINT8', shape, data: new Uint8Array(shape.reduce((a, b) => a * b, 1)).fill(fill) };
 }
 
 function isInferenceError(code: string, message?: RegExp) {
@@ -38,7 +39,7 @@ describe('OnnxRuntimeBackend with the real model', () => {
       name: 'centernet',
       version: '1',
       platform: 'onnxruntime_onnx',
-      inputs: [{ name: 'images', datatype: 'FP32', shape: [-1, 512, 512, 3] }],
+      inputs: [{ name: 'images', datatype: 'UINT8', shape: [-1, 512, 512, 3] }],
       outputs: [{ name: 'detections', datatype: 'FP32', shape: [-1, 100, 6] }],
     });
   });
@@ -113,8 +114,9 @@ describe('OnnxRuntimeBackend with the real model', () => {
     await assert.rejects(backend.infer([{ ...t, name: 'pixels' }]), isInferenceError('INVALID_INPUT', /no input named "pixels"/));
     await assert.rejects(backend.infer([]), isInferenceError('INVALID_INPUT', /missing input tensor "images"/));
     await assert.rejects(backend.infer([{ ...t, shape: [1, 256, 256, 3] }]), isInferenceError('INVALID_INPUT', /shape \[1,256,256,3\]/));
-    await assert.rejects(backend.infer([{ ...t, datatype: 'INT32', data: new Int32Array(t.data.length) }]), isInferenceError('INVALID_INPUT', /must be FP32/));
-    await assert.rejects(backend.infer([{ ...t, data: new Float32Array(10) }]), isInferenceError('INVALID_INPUT', /needs 786432 FP32 values, got 10/));
+    await assert.rejects(backend.infer([{ ...t, datatype: 'INT32', data: new Int32Array(t.data.length) }]), isInferenceError('INVALID_INPUT', /must be UINT8/));
+    await assert.rejects(backend.infer([{ ...t, data: new Uint8Array(10) }]), isInferenceError('INVALID_INPUT', /needs 786432 UINT8 values, got 10/));
+    await assert.rejects(backend.infer([{ ...t, data: new Float32Array(t.data.length) }]), isInferenceError('INVALID_INPUT', /needs 786432 UINT8 values, got 786432 in a Float32Array/));
     assert.equal(await backend.ready(), true);
   });
 
@@ -126,14 +128,14 @@ describe('OnnxRuntimeBackend with the real model', () => {
   });
 
   test('an input on shared memory (read by the session thread in place) gives the same outputs as a copied one', async () => {
-    const copied = await backend.infer([image(0.4)]);
-    const t = image(0.4);
-    const data = new Float32Array(new SharedArrayBuffer(t.data.byteLength));
-    data.set(t.data as Float32Array);
+    const copied = await backend.infer([image(102)]);
+    const t = image(102);
+    const data = new Uint8Array(new SharedArrayBuffer(t.data.byteLength));
+    data.set(t.data as Uint8Array);
     const shared = await backend.infer([{ ...t, data }]);
     assert.deepEqual([...shared.keys()], [...copied.keys()]);
     for (const [name, want] of copied) assert.deepEqual(shared.get(name)!.data, want.data);
-    assert.equal(data[0], Math.fround(0.4), 'the input is left as it was');
+    assert.equal(data[0], 102, 'the input is left as it was');
   });
 });
 
@@ -208,7 +210,7 @@ describe('OnnxRuntimeBackend with dynamic batching (INFERENCE_MAX_BATCH)', () =>
   });
 
   test('concurrent calls coalesced into batches give each caller exactly its batch-1 outputs', async () => {
-    const fills = [0.1, 0.5, 0.9, 0.3, 0.7, 0.2];
+    const fills = [25, 128, 230, 77, 179, 51];
     const expected: Array<Map<string, Tensor>> = [];
     for (const f of fills) expected.push(await single.infer([image(f)]));
     const runsBefore = batched.completedRuns;
@@ -237,7 +239,7 @@ describe('OnnxRuntimeBackend with dynamic batching (INFERENCE_MAX_BATCH)', () =>
   });
 
   test('batch buffers are reused: later batches, in another order, still give each caller its own outputs', async () => {
-    const fills = [0.8, 0.15, 0.6, 0.35, 0.05];
+    const fills = [204, 38, 153, 89, 13];
     const expected = new Map<number, Map<string, Tensor>>();
     for (const f of fills) expected.set(f, await single.infer([image(f)]));
     for (const order of [fills, [...fills].reverse(), [fills[2], fills[0], fills[4], fills[1], fills[3]]]) {

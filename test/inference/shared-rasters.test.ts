@@ -28,3 +28,15 @@ test('the pool keeps at most `keep` idle buffers per length, and never an unshar
   assert.deepEqual(new Set(again.filter((x) => x === a || x === b || x === c)).size, 2);
   assert.ok(again.every(isShared));
 });
+
+test('byte rasters (UINT8 models) are pooled apart from float ones of the same length', () => {
+  const pool = new SharedRasterPool();
+  const bytes = pool.takeBytes(12);
+  assert.ok(bytes instanceof Uint8Array && isShared(bytes) && bytes.length === 12);
+  pool.give(bytes);
+  const floats = pool.take(12);
+  assert.ok((floats as ArrayBufferView) !== bytes, 'a float take never gets a byte raster');
+  assert.equal(pool.takeBytes(12), bytes);
+  pool.give(new Uint8Array(new SharedArrayBuffer(24), 0, 12)); // a view of part of a buffer: not one the pool made
+  assert.equal(pool.takeBytes(12).buffer.byteLength, 12);
+});

@@ -23,8 +23,8 @@ const THREADS = 2;
 const FIXTURES = ['basketball1.png', 'camera.png', 'squirrel_cls.jpg'] as const;
 
 async function imageInput(name: (typeof FIXTURES)[number]): Promise<Tensor> {
-  const prepared = await prepareImage(readFixture(name), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
-  return { name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: prepared.tensor };
+  const prepared = await prepareImage(readFixture(name), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
+  return { name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], data: prepared.tensor };
 }
 
 async function rejectsWith(p: Promise<unknown>, code: InferenceError['code'], message: RegExp = /./): Promise<InferenceError> {
@@ -169,7 +169,7 @@ describe('TritonBackend ↔ local v2 server', () => {
   });
 
   test('inputs that do not fit the metadata are refused before sending: INVALID_INPUT', async () => {
-    await rejectsWith(triton.infer([{ name: 'images', datatype: 'FP32', shape: [1, 10, 10, 3], data: new Float32Array(300) }]), 'INVALID_INPUT', /shape \[1,10,10,3\], the model expects \[-1,512,512,3\]/);
+    await rejectsWith(triton.infer([{ name: 'images', datatype: 'UINT8', shape: [1, 10, 10, 3], data: new Uint8Array(300) }]), 'INVALID_INPUT', /shape \[1,10,10,3\], the model expects \[-1,512,512,3\]/);
     await rejectsWith(triton.infer([{ name: 'pixels', datatype: 'FP32', shape: [1], data: new Float32Array(1) }]), 'INVALID_INPUT', /missing input images/);
     await rejectsWith(triton.infer([{ name: 'images', datatype: 'INT32', shape: [1, 512, 512, 3], data: new Int32Array(512 * 512 * 3) }]), 'INVALID_INPUT', /datatype INT32/);
   });

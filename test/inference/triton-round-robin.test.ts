@@ -39,9 +39,9 @@ after(async () => {
 });
 
 test('calls are spread over every address the target resolves to', async () => {
-  const input = new Float32Array(512 * 512 * 3).fill(127);
+  const input = new Uint8Array(512 * 512 * 3).fill(127);
   for (let i = 0; i < 6; i++) {
-    await backend.infer([{ name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: input }]);
+    await backend.infer([{ name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], data: input }]);
   }
   const counts = servers.map((s) => Number(s.statistics('centernet')[0]?.inference_count ?? 0));
   assert.ok(counts[0] >= 2 && counts[1] >= 2, `both servers must serve calls, got ${counts.join(' and ')}`);

@@ -63,8 +63,8 @@ describe('recog inference-server (a separate process)', () => {
     const triton = new TritonBackend({ url: `127.0.0.1:${s.grpcPort}`, modelName: 'centernet' });
     try {
       await triton.start();
-      const prepared = await prepareImage(readFixture('camera.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
-      const out = await triton.infer([{ name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: prepared.tensor }]);
+      const prepared = await prepareImage(readFixture('camera.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
+      const out = await triton.infer([{ name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], data: prepared.tensor }]);
       assert.deepEqual(out.get('detections')!.shape, [1, 100, 6]);
     } finally {
       await triton.close();
@@ -82,8 +82,8 @@ describe('recog inference-server (a separate process)', () => {
     const triton = new TritonBackend({ url: `127.0.0.1:${first.grpcPort}`, modelName: 'centernet' });
     try {
       await triton.start();
-      const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
-      const input: Tensor = { name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: prepared.tensor };
+      const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
+      const input: Tensor = { name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], data: prepared.tensor };
       const expected = await triton.infer([input]);
 
       const pending = triton.infer([input]).then(() => undefined, (e: unknown) => e);

@@ -43,7 +43,7 @@ describe('v2 server: Triton extensions and streaming', () => {
     model_name: MODEL,
     model_version: '',
     id,
-    inputs: [{ name: 'images', datatype: 'FP32', shape: [rows, 512, 512, 3] }],
+    inputs: [{ name: 'images', datatype: 'UINT8', shape: [rows, 512, 512, 3] }],
     outputs: [],
     raw_input_contents: [Buffer.concat(Array.from({ length: rows }, () => image))],
   });
@@ -58,7 +58,7 @@ describe('v2 server: Triton extensions and streaming', () => {
     });
     const Client = inferenceService();
     client = new Client(server.grpcAddress, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1, 'grpc.max_receive_message_length': -1 }) as unknown as Raw;
-    const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
+    const prepared = await prepareImage(readFixture('basketball1.png'), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
     image = Buffer.from(prepared.tensor.buffer, prepared.tensor.byteOffset, prepared.tensor.byteLength);
   });
 
@@ -137,7 +137,7 @@ describe('v2 server: Triton extensions and streaming', () => {
     const base = `http://127.0.0.1:${server.httpPort}`;
     const grpcOut = await call<ModelInferResponse>(client, 'ModelInfer', request(1));
     const header = Buffer.from(JSON.stringify({
-      inputs: [{ name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], parameters: { binary_data_size: image.length } }],
+      inputs: [{ name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], parameters: { binary_data_size: image.length } }],
       outputs: [{ name: 'detections', parameters: { binary_data: true } }],
     }));
     const res = await fetch(`${base}/v2/models/${MODEL}/infer`, { method: 'POST', headers: { 'inference-header-content-length': String(header.length) }, body: Buffer.concat([header, image]) });
@@ -150,13 +150,13 @@ describe('v2 server: Triton extensions and streaming', () => {
 
     const asJson = await fetch(`${base}/v2/models/${MODEL}/infer`, {
       method: 'POST',
-      body: JSON.stringify({ inputs: [{ name: 'images', datatype: 'FP32', shape: [1, 512, 512, 3], data: Array.from(new Float32Array(image.buffer, image.byteOffset, image.length / 4)) }] }),
+      body: JSON.stringify({ inputs: [{ name: 'images', datatype: 'UINT8', shape: [1, 512, 512, 3], data: Array.from(image) }] }),
     });
     assert.equal(asJson.status, 200);
     const out = (await asJson.json()) as { outputs: Array<{ data: number[] }> };
     assert.deepEqual(out.outputs[0].data, Array.from(new Float32Array(grpcOut.raw_output_contents[0].buffer.slice(grpcOut.raw_output_contents[0].byteOffset, grpcOut.raw_output_contents[0].byteOffset + 2400))));
 
-    const bad = await fetch(`${base}/v2/models/${MODEL}/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'pixels', datatype: 'FP32', shape: [1, 1], data: [0] }] }) });
+    const bad = await fetch(`${base}/v2/models/${MODEL}/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'pixels', datatype: 'UINT8', shape: [1, 1], data: [0] }] }) });
     assert.equal(bad.status, 400);
     assert.deepEqual(await bad.json(), { error: "unexpected inference input 'pixels' for model 'centernet'" });
     const meta2 = (await (await fetch(`${base}/v2`)).json()) as { name: string; extensions: string[] };

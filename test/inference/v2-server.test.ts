@@ -23,18 +23,19 @@ const MODEL = 'centernet';
 const CONFIG = parseTritonConfig(readFileSync(path.join(MODEL_REPOSITORY, MODEL, 'config.pbtxt'), 'utf8'));
 const THREADS = 2;
 
-async function imageTensor(name: 'basketball1.png' | 'camera.png' | 'squirrel_cls.jpg'): Promise<Float32Array> {
-  const prepared = await prepareImage(readFixture(name), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox' });
+/** The prepared model takes UINT8 pixels (it casts them to float itself). */
+async function imageTensor(name: 'basketball1.png' | 'camera.png' | 'squirrel_cls.jpg'): Promise<Uint8Array> {
+  const prepared = await prepareImage(readFixture(name), { width: 512, height: 512 }, { maxPixels: 40_000_000, fit: 'letterbox', datatype: 'UINT8' });
   return prepared.tensor;
 }
 
-function inferRequest(images: Float32Array, rows = 1, overrides: Partial<ModelInferRequest> = {}): ModelInferRequest {
-  const tensor: Tensor = { name: 'images', datatype: 'FP32', shape: [rows, 512, 512, 3], data: images };
+function inferRequest(images: Uint8Array, rows = 1, overrides: Partial<ModelInferRequest> = {}): ModelInferRequest {
+  const tensor: Tensor = { name: 'images', datatype: 'UINT8', shape: [rows, 512, 512, 3], data: images };
   return {
     model_name: MODEL,
     model_version: '',
     id: 'test',
-    inputs: [{ name: 'images', datatype: 'FP32', shape: tensor.shape }],
+    inputs: [{ name: 'images', datatype: 'UINT8', shape: tensor.shape }],
     outputs: [],
     raw_input_contents: [encodeTensorData(tensor)],
     ...overrides,
@@ -59,8 +60,8 @@ async function rejectsWith(p: Promise<unknown>, code: InferenceError['code'], me
 describe('local v2 inference server', () => {
   let server: V2Server;
   let client: TritonClient;
-  let basketball: Float32Array;
-  let camera: Float32Array;
+  let basketball: Uint8Array;
+  let camera: Uint8Array;
 
   before(async () => {
     server = await startV2Server({
@@ -94,11 +95,11 @@ describe('local v2 inference server', () => {
     assert.deepEqual(meta.versions, ['1']);
     assert.equal(meta.platform, 'onnxruntime_onnx');
     assert.ok(CONFIG.maxBatchSize > 1, 'the prepared model is configured for batching');
-    assert.deepEqual(meta.inputs.map((t) => [t.name, t.datatype, t.shape.map(Number)]), [['images', 'FP32', [-1, 512, 512, 3]]]);
+    assert.deepEqual(meta.inputs.map((t) => [t.name, t.datatype, t.shape.map(Number)]), [['images', 'UINT8', [-1, 512, 512, 3]]]);
     assert.deepEqual(meta.outputs.map((t) => [t.name, t.datatype, t.shape.map(Number)]), [['detections', 'FP32', [-1, 100, 6]]]);
     const config = await client.modelConfig(MODEL, '');
     assert.equal(config.max_batch_size, CONFIG.maxBatchSize);
-    assert.equal(config.input[0].data_type, 'TYPE_FP32');
+    assert.equal(config.input[0].data_type, 'TYPE_UINT8');
     assert.deepEqual(config.input[0].dims.map(Number), [512, 512, 3]);
   });
 
@@ -110,12 +111,12 @@ describe('local v2 inference server', () => {
 
   test('malformed requests: INVALID_ARGUMENT naming what is wrong, nothing run', async () => {
     const before = server.statistics(MODEL)[0];
-    const small = new Float32Array(256 * 256 * 3);
+    const small = new Uint8Array(256 * 256 * 3);
     await rejectsWith(
       client.modelInfer({
         ...inferRequest(basketball),
-        inputs: [{ name: 'images', datatype: 'FP32', shape: [1, 256, 256, 3] }],
-        raw_input_contents: [encodeTensorData({ name: 'images', datatype: 'FP32', shape: [1, 256, 256, 3], data: small })],
+        inputs: [{ name: 'images', datatype: 'UINT8', shape: [1, 256, 256, 3] }],
+        raw_input_contents: [encodeTensorData({ name: 'images', datatype: 'UINT8', shape: [1, 256, 256, 3], data: small })],
       }),
       'INVALID_INPUT',
       /INVALID_ARGUMENT: \[request id: test\] unexpected shape for input 'images' for model 'centernet'. Expected \[-1,512,512,3\], got \[1,256,256,3\]/,
@@ -123,15 +124,15 @@ describe('local v2 inference server', () => {
     await rejectsWith(
       client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'images', datatype: 'INT32', shape: [1, 512, 512, 3] }] }),
       'INVALID_INPUT',
-      /\[request id: test\] inference input 'images' data-type is 'INT32', but model 'centernet' expects 'FP32'/,
+      /\[request id: test\] inference input 'images' data-type is 'INT32', but model 'centernet' expects 'UINT8'/,
     );
     await rejectsWith(
-      client.modelInfer({ ...inferRequest(basketball), raw_input_contents: [encodeTensorData({ name: 'images', datatype: 'FP32', shape: [10], data: new Float32Array(10) })] }),
+      client.modelInfer({ ...inferRequest(basketball), raw_input_contents: [encodeTensorData({ name: 'images', datatype: 'UINT8', shape: [10], data: new Uint8Array(10) })] }),
       'INVALID_INPUT',
-      /input 'images': 40 bytes of data, but FP32 \[1,512,512,3\] needs 3145728/,
+      /input 'images': 10 bytes of data, but UINT8 \[1,512,512,3\] needs 786432/,
     );
     await rejectsWith(
-      client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'pixels', datatype: 'FP32', shape: [1, 512, 512, 3] }] }),
+      client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'pixels', datatype: 'UINT8', shape: [1, 512, 512, 3] }] }),
       'INVALID_INPUT',
       /INVALID_ARGUMENT: unexpected inference input 'pixels' for model 'centernet'$/,
     );
@@ -139,7 +140,7 @@ describe('local v2 inference server', () => {
     await rejectsWith(client.modelInfer({ ...inferRequest(basketball), outputs: [{ name: 'boxes' }] }), 'INVALID_INPUT', /unexpected inference output 'boxes'/);
     const tooMany = CONFIG.maxBatchSize + 1;
     await rejectsWith(
-      client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'images', datatype: 'FP32', shape: [tooMany, 512, 512, 3] }] }),
+      client.modelInfer({ ...inferRequest(basketball), inputs: [{ name: 'images', datatype: 'UINT8', shape: [tooMany, 512, 512, 3] }] }),
       'INVALID_INPUT',
       new RegExp(`INVALID_ARGUMENT: \\[request id: test\\] inference request batch-size must be <= ${CONFIG.maxBatchSize} for 'centernet'$`),
     );
@@ -187,7 +188,7 @@ describe('local v2 inference server', () => {
   });
 
   test('a request that asks for two images at once is one request with batch size 2', async () => {
-    const two = new Float32Array(2 * 512 * 512 * 3);
+    const two = new Uint8Array(2 * 512 * 512 * 3);
     two.set(basketball, 0);
     two.set(camera, 512 * 512 * 3);
     const start = server.statistics(MODEL)[0];

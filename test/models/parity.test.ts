@@ -17,10 +17,11 @@ import { loadTfjsModel, runTfjs } from './tfjs-runner.js';
 const SIZE = CENTERNET.inputSize;
 const TOP = 20;
 
-async function modelInput(file: string): Promise<Float32Array> {
+/** The pixels as bytes: the served model takes UINT8 and casts them itself; TF.js gets them as floats. */
+async function modelInput(file: string): Promise<Uint8Array> {
   const { data, info } = await sharp(file).removeAlpha().toColourspace('srgb').resize(SIZE, SIZE, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
   assert.equal(info.channels, 3);
-  return Float32Array.from(data);
+  return Uint8Array.from(data);
 }
 
 interface Det {
@@ -40,8 +41,8 @@ function detections(data: ArrayLike<number>, offset = 0, count = 100): Det[] {
 
 describe('CenterNet ONNX conversion', () => {
   let session: ort.InferenceSession;
-  let image: Float32Array;
-  let camera: Float32Array;
+  let image: Uint8Array;
+  let camera: Uint8Array;
 
   before(async () => {
     const config = loadConfig();
@@ -58,9 +59,9 @@ describe('CenterNet ONNX conversion', () => {
 
   test('matches the original TF.js graph on a real photo (scores 1e-3, boxes 0.5 px)', { timeout: 300_000 }, async (t) => {
     const tfModel = await loadTfjsModel(centernetSourceFiles().json);
-    const [ref] = await runTfjs(tfModel, CENTERNET.tfInput, { data: image, shape: [1, SIZE, SIZE, 3] }, [CENTERNET.tfOutput]);
+    const [ref] = await runTfjs(tfModel, CENTERNET.tfInput, { data: Float32Array.from(image), shape: [1, SIZE, SIZE, 3] }, [CENTERNET.tfOutput]);
     assert.deepEqual(ref.shape, [1, 100, 6]);
-    const out = await session.run({ [CENTERNET.input]: new ort.Tensor('float32', image, [1, SIZE, SIZE, 3]) });
+    const out = await session.run({ [CENTERNET.input]: new ort.Tensor('uint8', image, [1, SIZE, SIZE, 3]) });
     assert.deepEqual(out[CENTERNET.output].dims, [1, 100, 6]);
 
     const want = detections(ref.data);
@@ -84,13 +85,13 @@ describe('CenterNet ONNX conversion', () => {
   });
 
   test('a batch of 2 equals two runs of 1 (dynamic batch)', async () => {
-    const one = async (x: Float32Array) => (await session.run({ [CENTERNET.input]: new ort.Tensor('float32', x, [1, SIZE, SIZE, 3]) }))[CENTERNET.output].data as Float32Array;
+    const one = async (x: Uint8Array) => (await session.run({ [CENTERNET.input]: new ort.Tensor('uint8', x, [1, SIZE, SIZE, 3]) }))[CENTERNET.output].data as Float32Array;
     const a = await one(image);
     const b = await one(camera);
-    const both = new Float32Array(image.length * 2);
+    const both = new Uint8Array(image.length * 2);
     both.set(image);
     both.set(camera, image.length);
-    const out = (await session.run({ [CENTERNET.input]: new ort.Tensor('float32', both, [2, SIZE, SIZE, 3]) }))[CENTERNET.output];
+    const out = (await session.run({ [CENTERNET.input]: new ort.Tensor('uint8', both, [2, SIZE, SIZE, 3]) }))[CENTERNET.output];
     assert.deepEqual(out.dims, [2, 100, 6]);
     const data = out.data as Float32Array;
     assert.ok(maxAbsDiff(data.subarray(0, 600), a) <= 1e-4, 'sample 0 differs');

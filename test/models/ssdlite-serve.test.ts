@@ -61,7 +61,7 @@ describe('SSDLite built in and served', () => {
     assert.deepEqual(catalog.classes[0], { index: 1, label: 'person', external_id: 'coco:1' });
     assert.equal(catalog.classes.find((c) => c.label === 'dining table')?.index, 67);
     const config = parseTritonConfig(await readFile(path.join(repo, 'ssdlite', 'config.pbtxt'), 'utf8'));
-    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_FP32', dims: [300, 300, 3] }]);
+    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_UINT8', dims: [300, 300, 3] }]);
     assert.deepEqual(config.outputs.map((o) => [o.name, o.dims]), [
       ['detection_boxes', [1917, 4]],
       ['detection_scores', [1917]],

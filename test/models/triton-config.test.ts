@@ -7,7 +7,7 @@ describe('Triton config.pbtxt', () => {
     const config = centernetTritonConfig();
     assert.deepEqual(parseTritonConfig(renderTritonConfig()), config);
     assert.equal(config.platform, 'onnxruntime_onnx');
-    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_FP32', dims: [512, 512, 3] }]);
+    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_UINT8', dims: [512, 512, 3] }]);
     assert.deepEqual(config.outputs, [{ name: 'detections', dataType: 'TYPE_FP32', dims: [100, 6] }]);
     assert.ok(config.maxBatchSize > 1);
     // No kind: Triton places the instance on a GPU when there is one.

@@ -7,17 +7,18 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createDetector, createDetectorInBackground } from '../../src/inference/create-detector.js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
-import { loadCatalog } from '../../src/models/catalog.js';
-import { parseTritonConfig } from '../../src/models/triton-config.js';
+import { loadCatalog, type Catalog } from '../../src/models/catalog.js';
+import { parseTritonConfig, renderTritonConfig } from '../../src/models/triton-config.js';
 import type { Detection, ObjectDetector } from '../../src/recognition/detection.js';
 import { DEFAULT_TRIAL_IMAGE } from '../../tools/model/import-cli.js';
-import { ImportError, importModel } from '../../tools/model/import.js';
+import { ImportError, importModel, interpret, tritonConfigFor } from '../../tools/model/import.js';
+import { inspectOnnx } from '../../tools/model/onnx-inspect.js';
 import { eventually } from '../helpers/eventually.js';
 import { REPO_ROOT, readFixture } from '../helpers/fixtures.js';
 import { sliceYoloClasses } from '../helpers/onnx-edit.js';
@@ -58,13 +59,14 @@ describe('YOLO12n imported and served', () => {
     if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
     const result = await importModel({ file: weights, repository: repo, name: 'yolo12n', trialImage: DEFAULT_TRIAL_IMAGE, threads: 2 });
     assert.equal(result.spec.family, 'yolo');
-    assert.deepEqual(result.spec.input, { name: 'images', layout: 'NCHW', width: 640, height: 640, fit: 'letterbox', align: 'centre', scale: 1 / 255, pad: 114 });
+    // The export takes NCHW floats scaled by 1/255; served, the graph does both on UINT8 NHWC pixels.
+    assert.deepEqual(result.spec.input, { name: 'images', layout: 'NHWC', width: 640, height: 640, fit: 'letterbox', align: 'centre', scale: 1, pad: 114 });
     assert.equal(result.classes, 80);
     assert.match(result.license ?? '', /AGPL/);
     assert.ok(people(result.trial).length >= 1, `the trial run on the astronaut photo finds her: ${JSON.stringify(result.trial)}`);
     const config = parseTritonConfig(await readFile(path.join(repo, 'yolo12n', 'config.pbtxt'), 'utf8'));
     assert.equal(config.maxBatchSize, 0, 'the export has a fixed batch of 1');
-    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_FP32', dims: [1, 3, 640, 640] }]);
+    assert.deepEqual(config.inputs, [{ name: 'images', dataType: 'TYPE_UINT8', dims: [1, 640, 640, 3] }]);
     assert.deepEqual(config.outputs, [{ name: 'output0', dataType: 'TYPE_FP32', dims: [1, 84, 8400] }]);
     const catalog = await loadCatalog(path.join(repo, 'yolo12n', 'catalog.json'));
     assert.deepEqual(catalog.classes[0], { index: 0, label: 'person', external_id: 'coco:1' });
@@ -94,6 +96,32 @@ describe('YOLO12n imported and served', () => {
     assert.ok(players.some((p) => p.bounding_box.x < 100) && players.some((p) => p.bounding_box.x > 400), 'one on the left, one on the right');
     assert.ok(people(found['camera.png']).length >= 1, `the cameraman: ${JSON.stringify(found['camera.png'])}`);
     assert.ok(!found['squirrel_cls.jpg'].some((d) => d.label === 'person'), 'no person in the squirrel photo');
+  });
+
+  test('the imported model takes UINT8 pixels and finds what the export itself, served with FP32 NCHW input scaled by the client, finds', async (t) => {
+    if (!weights) return t.skip(`${yolo12nPath()} is missing: run ${FETCH}`);
+    // The export as a user would bring it: the file unchanged, the catalog declaring NCHW and 1/255.
+    const original = await readFile(weights);
+    const info = inspectOnnx(original);
+    await mkdir(path.join(repo, 'yolo12n-fp32', '1'), { recursive: true });
+    await writeFile(path.join(repo, 'yolo12n-fp32', '1', 'model.onnx'), original);
+    await writeFile(path.join(repo, 'yolo12n-fp32', 'config.pbtxt'), renderTritonConfig(tritonConfigFor('yolo12n-fp32', info)));
+    const imported = JSON.parse(await readFile(path.join(repo, 'yolo12n', 'catalog.json'), 'utf8')) as Catalog;
+    const spec = interpret(info, undefined, weights).spec;
+    assert.deepEqual([spec.input.layout, spec.input.scale], ['NCHW', 1 / 255]);
+    await writeFile(path.join(repo, 'yolo12n-fp32', 'catalog.json'), JSON.stringify({ ...imported, model: { name: 'yolo12n-fp32', version: '1' }, detector: spec }));
+    const u8 = await detector({ MODEL_NAME: 'yolo12n' });
+    const f32 = await detector({ MODEL_NAME: 'yolo12n-fp32' });
+    for (const name of FIXTURES) {
+      const [a, b] = [(await u8.detect(readFixture(name))).detections, (await f32.detect(readFixture(name))).detections];
+      assert.deepEqual(a.map((d) => d.label), b.map((d) => d.label), `${name}: the same labels`);
+      a.forEach((d, i) => {
+        assert.ok(Math.abs(d.confidence - b[i].confidence) <= 0.01, `${name} #${i}: ${d.confidence} vs ${b[i].confidence}`);
+        for (const k of ['x', 'y', 'width', 'height'] as const) assert.ok(Math.abs(d.bounding_box[k] - b[i].bounding_box[k]) <= 1, `${name} #${i} ${k}: ${d.bounding_box[k]} vs ${b[i].bounding_box[k]}`);
+      });
+    }
+    // The tests below serve the whole repository: leave it as they expect it.
+    await rm(path.join(repo, 'yolo12n-fp32'), { recursive: true, force: true });
   });
 
   test('a YOLO model with 3 classes imports with its catalog (per-class thresholds) and serves', async (t) => {

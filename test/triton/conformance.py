@@ -2,13 +2,14 @@
 (tritonclient), against any server: real Triton or `recog inference-server`.
 
     python test/triton/conformance.py --grpc-url 127.0.0.1:8001 [--http-url 127.0.0.1:8000]
-        --model centernet --image-file images.f32 [--repository-calls]
+        --model centernet --image-file images.u8 [--repository-calls]
 
 Each call is recorded, never raised: {"protocol", "call", "ok", "code", "message", "value"}
 where `code` is the gRPC status name (or the HTTP status) of a failed call and `value` a
 small comparable summary of a successful one. One JSON document goes to stdout; the test
 (test/triton/conformance.test.ts) runs the same script against both servers and compares.
---image-file holds one preprocessed image: float32 little-endian, the model's input shape.
+--image-file holds one preprocessed image in the model's input datatype (--datatype: UINT8
+bytes for the prepared model, or FP32 little-endian) and shape.
 """
 
 import argparse
@@ -17,6 +18,10 @@ import queue
 import sys
 
 import numpy as np
+
+# The model input's datatype (--datatype) and its numpy type: the prepared model takes UINT8.
+NP_TYPES = {"UINT8": np.uint8, "FP32": np.dtype("<f4")}
+DATATYPE = "UINT8"
 
 
 def summarize_detections(array):
@@ -85,14 +90,15 @@ def grpc_calls(rec, url, model, image):
     rec.call(p, "get_model_repository_index", lambda: client.get_model_repository_index(as_json=True),
              lambda r: {"models": [{"name": m["name"], "state": m.get("state")} for m in r.get("models", []) if m["name"] == model]})
 
-    def infer(rows, name="images", datatype="FP32", shape=None, target=model, outputs=None):
+    def infer(rows, name="images", datatype=None, shape=None, target=model, outputs=None):
+        datatype = datatype or DATATYPE
         data = np.repeat(image[np.newaxis], rows, axis=0) if rows else image[np.newaxis]
         shape = shape or list(data.shape)
         inp = grpcclient.InferInput(name, shape, datatype)
-        if datatype == "FP32" and list(shape) == list(data.shape):
+        if datatype == DATATYPE and list(shape) == list(data.shape):
             inp.set_data_from_numpy(data)
         else:
-            inp.set_data_from_numpy(np.zeros(shape, dtype=np.float64 if datatype == "FP64" else np.float32))
+            inp.set_data_from_numpy(np.zeros(shape, dtype=np.float64 if datatype == "FP64" else NP_TYPES[DATATYPE]))
         wanted = [grpcclient.InferRequestedOutput(o) for o in outputs] if outputs else None
         return client.infer(target, [inp], outputs=wanted)
 
@@ -116,10 +122,10 @@ def grpc_calls(rec, url, model, image):
         client.start_stream(callback=lambda result, error: responses.put((result, error)))
         try:
             for i, rows in enumerate([1, 2]):
-                inp = grpcclient.InferInput("images", [rows, *image.shape], "FP32")
+                inp = grpcclient.InferInput("images", [rows, *image.shape], DATATYPE)
                 inp.set_data_from_numpy(np.repeat(image[np.newaxis], rows, axis=0))
                 client.async_stream_infer(model, [inp], request_id=f"s{i}")
-            bad = grpcclient.InferInput("images", [9, *image.shape], "FP32")
+            bad = grpcclient.InferInput("images", [9, *image.shape], DATATYPE)
             bad.set_data_from_numpy(np.repeat(image[np.newaxis], 9, axis=0))
             client.async_stream_infer(model, [bad], request_id="s-bad")
             got = {}
@@ -153,7 +159,7 @@ def repository_calls(rec, url, model, image):
     p = "grpc"
 
     def infer():
-        inp = grpcclient.InferInput("images", [1, *image.shape], "FP32")
+        inp = grpcclient.InferInput("images", [1, *image.shape], DATATYPE)
         inp.set_data_from_numpy(image[np.newaxis])
         return client.infer(model, [inp])
 
@@ -200,7 +206,7 @@ def http_calls(rec, url, model, image):
 
     def infer(rows, binary=True, name="images"):
         data = np.repeat(image[np.newaxis], rows, axis=0)
-        inp = httpclient.InferInput(name, list(data.shape), "FP32")
+        inp = httpclient.InferInput(name, list(data.shape), DATATYPE)
         inp.set_data_from_numpy(data, binary_data=binary)
         return client.infer(model, [inp], outputs=[httpclient.InferRequestedOutput("detections", binary_data=binary)])
 
@@ -223,10 +229,13 @@ def main():
     parser.add_argument("--model", default="centernet")
     parser.add_argument("--image-file", required=True)
     parser.add_argument("--shape", default="512,512,3")
+    parser.add_argument("--datatype", default="UINT8", choices=sorted(NP_TYPES), help="the model input's datatype")
     parser.add_argument("--repository-calls", action="store_true", help="also unload and load the model")
     args = parser.parse_args()
 
-    image = np.fromfile(args.image_file, dtype="<f4").reshape([int(d) for d in args.shape.split(",")])
+    global DATATYPE
+    DATATYPE = args.datatype
+    image = np.fromfile(args.image_file, dtype=NP_TYPES[DATATYPE]).reshape([int(d) for d in args.shape.split(",")])
     rec = Recorder()
     grpc_calls(rec, args.grpc_url, args.model, image)
     if args.http_url:

@@ -86,7 +86,7 @@ describe('tritonclient conformance: recog inference-server answers as real Trito
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'conformance-'));
-    const image = path.join(dir, 'basketball1.f32');
+    const image = path.join(dir, 'basketball1.u8');
     await writeImageTensor('basketball1.png', image);
     const script = path.join(REPO_ROOT, 'test', 'triton', 'conformance.py');
     // One server at a time: the machine is small and both run the same model.

@@ -2,13 +2,19 @@
  * `recog model import`: turns a detector someone brings (an Ultralytics YOLO ONNX export,
  * a TF Object Detection API SSD, a CenterNet like ours) into a model repository entry:
  *
- *   <repository>/<name>/1/model.onnx   the file, unchanged
+ *   <repository>/<name>/1/model.onnx   the file, its float image input made UINT8 pixels (below)
  *   <repository>/<name>/config.pbtxt   Triton configuration for its real tensor names and shapes
  *   <repository>/<name>/catalog.json   family + pre-processing, labels, external ids, thresholds
  *
  * The family is read from the graph (inputs, outputs, Ultralytics metadata); the model then
  * runs once on a real photo through the same Detector the service uses, and a model whose
  * outputs cannot be interpreted is refused before anything lands in the repository.
+ *
+ * The served model takes UINT8 NHWC pixels, as the decoder produces them: a float input is
+ * replaced by one whose Cast, Transpose (for NCHW exports) and scale (1/255 for
+ * Ultralytics) run inside the graph (uint8-input.ts), so clients send a quarter of the bytes
+ * and convert nothing; the catalog declares that input (NHWC, scale 1). A model whose input
+ * already is UINT8 is kept as it is.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile, stat } from 'node:fs/promises';
@@ -21,6 +27,7 @@ import { renderTritonConfig, type TritonDataType, type TritonModelConfig } from 
 import type { Detection } from '../../src/recognition/detection.js';
 import { COCO_CLASSES } from './coco.js';
 import { inspectOnnx, type OnnxModelInfo, type OnnxTensorInfo } from './onnx-inspect.js';
+import { withUint8Input } from './uint8-input.js';
 
 export class ImportError extends Error {
   override readonly name = 'ImportError';
@@ -71,12 +78,16 @@ export async function importModel(o: ImportOptions): Promise<ImportResult> {
   const name = o.name ?? path.basename(o.file).replace(/\.onnx$/i, '').replace(/[^A-Za-z0-9_.-]/g, '_');
   if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(name)) throw new ImportError(`invalid model name "${name}" (letters, digits, _ . -)`);
 
-  const { spec, classCount } = interpret(info, o.family, o.file);
+  const interpreted = interpret(info, o.family, o.file);
+  const { classCount } = interpreted;
+  const served = uint8Served(bytes, info, interpreted.spec);
+  const { spec } = served;
   const classes = await catalogClasses(o, info, spec, classCount, name);
   const catalog: Catalog = { model: { name, version: '1' }, detector: spec, classes };
   parseCatalog(JSON.parse(JSON.stringify(catalog)), 'the generated catalog'); // the service must accept what we write
   const license = info.metadata.license;
-  log(`import: ${o.file}: ${spec.family}, input ${spec.input.name} ${spec.input.layout} ${spec.input.width}×${spec.input.height} (${spec.input.fit}), ${classCount ?? classes.length} classes${license ? `, licence: ${license}` : ''}`);
+  const given = interpreted.spec.input;
+  log(`import: ${o.file}: ${spec.family}, input ${given.name} ${given.layout} ${given.width}×${given.height} (${given.fit}${given.scale !== 1 ? `, ×${given.scale.toPrecision(4)}` : ''}) served as UINT8 NHWC pixels, ${classCount ?? classes.length} classes${license ? `, licence: ${license}` : ''}`);
 
   const repository = path.resolve(o.repository);
   const modelDir = path.join(repository, name);
@@ -86,8 +97,8 @@ export async function importModel(o: ImportOptions): Promise<ImportResult> {
   const staging = path.join(path.dirname(repository), `.${path.basename(repository)}.import-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await mkdir(path.join(staging, '1'), { recursive: true });
-    await writeFile(path.join(staging, '1', 'model.onnx'), bytes);
-    await writeFile(path.join(staging, 'config.pbtxt'), renderTritonConfig(tritonConfigFor(name, info)));
+    await writeFile(path.join(staging, '1', 'model.onnx'), served.bytes);
+    await writeFile(path.join(staging, 'config.pbtxt'), renderTritonConfig(tritonConfigFor(name, served.info)));
     await writeFile(path.join(staging, 'catalog.json'), `${JSON.stringify(catalog, null, 2)}\n`);
     const trial = await trialRun(path.join(staging, '1', 'model.onnx'), catalog, o);
     log(`import: trial run on ${path.basename(o.trialImage)}: ${trial.length} detection(s)${trial.length ? `, best ${trial[0].label} ${trial[0].confidence}` : ''}`);
@@ -101,14 +112,25 @@ export async function importModel(o: ImportOptions): Promise<ImportResult> {
   }
 }
 
-/** The family and its pre-processing from the graph's inputs and outputs. */
+/**
+ * The model as served: a float image input becomes UINT8 NHWC pixels with the graph doing
+ * what the spec asked of the client (cast, NCHW, scale); the spec then says NHWC, scale 1.
+ */
+function uint8Served(bytes: Buffer, info: OnnxModelInfo, spec: DetectorSpec): { bytes: Uint8Array; info: OnnxModelInfo; spec: DetectorSpec } {
+  const input = info.inputs[0];
+  if (input.type === 'uint8') return { bytes, info, spec: { ...spec, input: { ...spec.input, scale: 1 } } };
+  const wrapped = withUint8Input(bytes, { input: input.name, layout: spec.input.layout, scale: spec.input.scale });
+  return { bytes: wrapped, info: inspectOnnx(wrapped), spec: { ...spec, input: { ...spec.input, layout: 'NHWC', scale: 1 } } };
+}
+
+/** The family and its pre-processing from the graph's inputs and outputs (as the file takes them). */
 export function interpret(info: OnnxModelInfo, forced: DetectorFamily | undefined, source: string): { spec: DetectorSpec; classCount?: number } {
   const refuse = (why: string): never => {
     throw new ImportError(`${source}: cannot interpret this model's outputs: ${why}. Inputs: ${describe(info.inputs)}; outputs: ${describe(info.outputs)}. Supported: Ultralytics YOLO v5u/v8/11/12 detect exports ([1, 4+C, anchors]), TF Object Detection API SSD (boxes, scores, classes, num_detections), CenterNet ([N, K, 6]).`);
   };
   if (info.inputs.length !== 1) refuse(`expected one image input, found ${info.inputs.length}`);
   const input = info.inputs[0];
-  if (input.type !== 'float32' || input.shape.length !== 4) refuse(`the input ${input.name} must be float32 of rank 4`);
+  if ((input.type !== 'float32' && input.type !== 'uint8') || input.shape.length !== 4) refuse(`the input ${input.name} must be float32 or uint8 of rank 4`);
   const layout = input.shape[1] === 3 ? 'NCHW' : input.shape[3] === 3 ? 'NHWC' : refuse(`the input ${input.name} [${input.shape.join(',')}] has no 3-channel axis`);
   const [height, width] = layout === 'NCHW' ? [input.shape[2], input.shape[3]] : [input.shape[1], input.shape[2]];
   const imgsz = parseImgsz(info.metadata.imgsz);

@@ -6,13 +6,14 @@ import onnxProto from 'onnx-proto';
 
 const { onnx } = onnxProto;
 
-export type OnnxDtype = 'float32' | 'int32' | 'int64' | 'bool';
+export type OnnxDtype = 'float32' | 'int32' | 'int64' | 'bool' | 'uint8';
 
 export const ONNX_DATA_TYPE: Record<OnnxDtype, number> = {
   float32: onnx.TensorProto.DataType.FLOAT,
   int32: onnx.TensorProto.DataType.INT32,
   int64: onnx.TensorProto.DataType.INT64,
   bool: onnx.TensorProto.DataType.BOOL,
+  uint8: onnx.TensorProto.DataType.UINT8,
 };
 
 export type AttrValue = number | string | number[] | { floats: number[] } | { float: number };
@@ -146,6 +147,9 @@ function toRawBytes(dtype: OnnxDtype, values: ArrayLike<number> | ArrayLike<bigi
       break;
     case 'bool':
       arr = Uint8Array.from(values as ArrayLike<number>, (x) => (x ? 1 : 0));
+      break;
+    case 'uint8':
+      arr = Uint8Array.from(values as ArrayLike<number>);
       break;
   }
   return new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength);

