@@ -6,6 +6,8 @@
 #   PYTHON: the interpreter (default: python3.11, else python3). tritonserver's python
 #           backend loads the interpreter's shared libpython: the interpreter must have one.
 #   PYTHON_ENV_DIR: cache root (${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/python)
+#   PYTHON_REQUIREMENTS, PYTHON_ENV_NAME: another pinned environment built the same way
+#           (bench/python-front/env.sh: the tier bench's front end), its name prefix
 # Usage: scripts/python-env.sh          -> builds if needed, prints the venv directory
 #        scripts/python-env.sh --check  -> prints it if built, else exits 1 (builds nothing)
 set -euo pipefail
@@ -21,8 +23,9 @@ if [ ! -f "$libpython" ] || [[ "$libpython" != *.so* ]]; then
   echo "python-env.sh: $python ($version) has no shared libpython ($libpython), which tritonserver's python backend loads; use a build with --enable-shared (set PYTHON)" >&2
   exit 1
 fi
-key=$( (cat scripts/python-requirements.txt; echo "$version") | sha256sum | cut -c1-16)
-env_dir=$root/py$version-$key
+requirements=${PYTHON_REQUIREMENTS:-scripts/python-requirements.txt}
+key=$( (cat "$requirements"; echo "$version") | sha256sum | cut -c1-16)
+env_dir=$root/${PYTHON_ENV_NAME:-py}$version-$key
 
 if [ ! -f "$env_dir/.complete" ]; then
   [ "${1:-}" = --check ] && exit 1
@@ -36,7 +39,7 @@ if [ ! -f "$env_dir/.complete" ]; then
     started=$(date +%s)
     echo "python-env.sh: creating $env_dir with $python ($version); this takes about a minute once" >&2
     "$python" -m venv "$env_dir"
-    "$env_dir/bin/pip" install --quiet --disable-pip-version-check --no-input -r scripts/python-requirements.txt >&2
+    "$env_dir/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$requirements" >&2
     touch "$env_dir/.complete"
     echo "python-env.sh: built in $(( $(date +%s) - started ))s, $(du -sh "$env_dir" | cut -f1)" >&2
   fi
