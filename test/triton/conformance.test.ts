@@ -11,7 +11,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers/fixtures.js';
@@ -96,6 +96,8 @@ describe('tritonclient conformance: recog inference-server answers as real Trito
     } finally {
       await triton.stop();
     }
+    // WRITE_TRITON_REFERENCE=1 refreshes the record docs/triton.md compares a real Triton with.
+    if (process.env.WRITE_TRITON_REFERENCE === '1') await writeFile(path.join(REPO_ROOT, 'test/triton/reference/triton-2.51-pytriton-0.7.json'), `${JSON.stringify({ results: theirs }, null, 1)}\n`);
     ours = await startOurs();
     ({ results: mine } = await runPythonJson<{ results: CallResult[] }>(python, [script, '--grpc-url', `127.0.0.1:${ours.grpcPort}`, '--http-url', `127.0.0.1:${ours.httpPort}`, '--image-file', image, '--repository-calls']));
   });
