@@ -186,7 +186,9 @@ export async function run(): Promise<void> {
       MODEL_REPOSITORY: config.modelRepository,
     };
     await mkdir(dataDir);
-    await chmod(dataDir, 0o755); // the embedded PostgreSQL may run as another user
+    // The embedded PostgreSQL may run as another user (as root: `postgres`): it must reach DATA_DIR.
+    await chmod(work, 0o711);
+    await chmod(dataDir, 0o755);
     const command = apiCommand();
     // Ready once /readyz says every dependency answers (the model on the v2 server included).
     const api = await startChild('the API', process.execPath, command.args, { cwd: REPO_ROOT, env: apiEnv }, (): Promise<true | undefined> =>

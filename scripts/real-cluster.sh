@@ -22,7 +22,7 @@
 #        REAL_CLUSTER_NODE_NAME (the host name if it is a valid node name, else recog-node),
 #        REAL_CLUSTER_IMAGES_DIR (${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service/real-cluster-images),
 #        REAL_CLUSTER_TIMEOUT (seconds each wait may take; 180).
-# `down` keeps the last cluster's component and pod logs in $CACHE_DIR/real-cluster-last-logs.
+# `down` keeps the last cluster's component and pod logs beside the state dir (real-cluster-last-logs).
 # Needs root (containers, mounts, iptables, a bridge).
 set -euo pipefail
 
@@ -31,7 +31,7 @@ CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
 BIN_DIR=$CACHE_DIR/bin
 STATE=${REAL_CLUSTER_DIR:-$CACHE_DIR/real-cluster}
 IMAGES_DIR=${REAL_CLUSTER_IMAGES_DIR:-$CACHE_DIR/real-cluster-images}
-LAST_LOGS=$CACHE_DIR/real-cluster-last-logs
+LAST_LOGS=$STATE-last-logs
 TIMEOUT=${REAL_CLUSTER_TIMEOUT:-180}
 
 # Addresses. The pod /24 doubles as the node network: its gateway is the node IP.
@@ -604,9 +604,10 @@ cmd_down() {
   remove_cgroups
   # The logs outlive the cluster, for a post-mortem of a run that has ended (a CI run's trap).
   if [ -d "$STATE/logs" ]; then
-    rm -rf "$LAST_LOGS" && mkdir -p "$LAST_LOGS"
-    cp -r "$STATE/logs" "$LAST_LOGS/components"
-    if [ -d "$STATE/pod-logs" ]; then cp -r "$STATE/pod-logs" "$LAST_LOGS/pods"; fi
+    # A failed copy (a full disk) must not stop the teardown.
+    { rm -rf "$LAST_LOGS" && mkdir -p "$LAST_LOGS" && cp -r "$STATE/logs" "$LAST_LOGS/components" &&
+      if [ -d "$STATE/pod-logs" ]; then cp -r "$STATE/pod-logs" "$LAST_LOGS/pods"; fi; } ||
+      log "could not keep the logs in $LAST_LOGS"
   fi
   rm -rf "$STATE"
   log "down"

@@ -87,7 +87,7 @@ export async function importModel(o: ImportOptions): Promise<ImportResult> {
   parseCatalog(JSON.parse(JSON.stringify(catalog)), 'the generated catalog'); // the service must accept what we write
   const license = info.metadata.license;
   const given = interpreted.spec.input;
-  log(`import: ${o.file}: ${spec.family}, input ${given.name} ${given.layout} ${given.width}×${given.height} (${given.fit}${given.scale !== 1 ? `, ×${given.scale.toPrecision(4)}` : ''}) served as UINT8 NHWC pixels, ${classCount ?? classes.length} classes${license ? `, licence: ${license}` : ''}`);
+  log(`import: ${o.file}: ${spec.family}, input ${given.name} ${given.layout} ${given.width}×${given.height} (${given.fit}${given.scale !== 1 ? `, ×${given.scale.toPrecision(4)}` : ''}) served as ${spec.input.layout} UINT8 pixels, ${classCount ?? classes.length} classes${license ? `, licence: ${license}` : ''}`);
 
   const repository = path.resolve(o.repository);
   const modelDir = path.join(repository, name);

@@ -3,9 +3,10 @@
  * input of the same name (RGB 0–255, what the decoder produces), followed in the graph by
  * Cast to FLOAT, a Transpose to NCHW when the model wants planes, and the pixel scale
  * (1/255 for Ultralytics exports). Clients then send one byte per value instead of four
- * (0.75 MB instead of 3 MB for 512×512) and do no per-pixel work; the model computes on
- * exactly the floats it got before (Cast of an integer is exact; the scale is one float
- * multiply, as the client's was).
+ * (0.75 MB instead of 3 MB for 512×512) and do no per-pixel work. The model computes on
+ * the floats it got before where no axis of the photo is enlarged (Cast of an integer is
+ * exact); an enlarged axis is now rounded to bytes, and a scale multiplied in float32 may
+ * differ from the client's by one ulp.
  */
 import onnxProto from 'onnx-proto';
 

@@ -104,7 +104,8 @@ export async function clusterState(cluster: RealCluster, operatorNamespace: stri
   const tail = (text: string, lines: number) => text.trimEnd().split('\n').slice(-lines).join('\n');
   const part = async (title: string, args: string[], lines = 40) => {
     try {
-      return `--- ${title}\n${tail(await cluster.kubectl(args), lines)}`;
+      // Bounded: the report is wanted most when the API server is wedged.
+      return `--- ${title}\n${tail(await cluster.kubectl([...args, '--request-timeout=10s']), lines)}`;
     } catch (err) {
       return `--- ${title}: ${err instanceof Error ? err.message : String(err)}`;
     }
@@ -118,7 +119,7 @@ export async function clusterState(cluster: RealCluster, operatorNamespace: stri
   ];
   let pods: { metadata: { namespace: string; name: string }; status: { conditions?: { type: string; status: string }[] } }[] = [];
   try {
-    pods = JSON.parse(await cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items;
+    pods = JSON.parse(await cluster.kubectl(['get', 'pods', '-A', '-o', 'json', '--request-timeout=10s'])).items;
   } catch {
     // the pods part above already says why
   }
