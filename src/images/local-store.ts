@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageStore, OpenedImage } from './types.js';
 
@@ -65,12 +65,11 @@ export class LocalImageStore implements ImageStore {
       await rm(temp, { force: true });
       throw err;
     }
-    // A re-put with another type leaves no stale sibling that get() could pick instead.
-    await Promise.all(
-      Object.values(EXTENSION_BY_MIME)
-        .filter((e) => e !== ext)
-        .map((e) => rm(path.join(dir, `${base}.${e}`), { force: true })),
-    );
+    // A re-put with another type leaves no stale sibling that get() could pick instead. One
+    // listing of the shard directory (a few files) finds them: removing each other name
+    // blindly cost three lstat calls and three ENOENT errors on every write.
+    const stale = (await readdir(dir)).filter((f) => f.startsWith(`${base}.`) && f !== `${base}.${ext}` && Object.hasOwn(MIME_BY_EXTENSION, f.slice(base.length + 1)));
+    await Promise.all(stale.map((f) => rm(path.join(dir, f), { force: true })));
   }
 
   async get(requestId: string): Promise<{ bytes: Buffer; mime: string } | null> {
