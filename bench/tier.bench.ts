@@ -34,7 +34,8 @@ import { REPO_ROOT } from '../test/helpers/fixtures.js';
 import { createTestDatabase, TEST_REDIS_URL } from '../test/helpers/services.js';
 import type { RoundResult } from './tier/load-generator.js';
 import { tierPhotos, type Photo } from './tier/photos.js';
-import { commandCpuMs, freePort, getJson, listening, processCpuMs, startChild, type Child } from './tier/processes.js';
+import { commandCpuMs, getJson, listening, processCpuMs, startChild, type Child } from './tier/processes.js';
+import { freePort } from '../test/helpers/local-server.js';
 
 const ROUNDS = Number(process.env.BENCH_TIER_ROUNDS ?? 3);
 const ROUND_MS = Number(process.env.BENCH_TIER_ROUND_MS ?? 15_000);

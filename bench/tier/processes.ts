@@ -110,18 +110,6 @@ export async function startChild<T>(
   }
 }
 
-/** A loopback port free right now, for a server the bench starts. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Whether something accepts TCP connections at host:port (within 1 s). */
 export function listening(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
