@@ -25,8 +25,8 @@ export type PixelDataType = 'FP32' | 'UINT8';
 export function toModelInput(raster: Float32Array | Uint8Array, geometry: ResizeGeometry, spec: DetectorSpec): Tensor {
   fillPadding(raster, geometry, spec);
   if (raster instanceof Float32Array) return floatInput(raster, spec);
-  const { width, height, layout, scale } = spec.input;
-  if (scale !== 1) throw new Error(`a UINT8 input cannot be scaled by ${scale}: the model must scale inside its graph (catalog input.scale 1)`);
+  // A UINT8 model scales inside its graph (checkServedModel refuses a catalog scale ≠ 1).
+  const { width, height, layout } = spec.input;
   let data = raster;
   if (layout === 'NCHW') {
     const plane = width * height;
