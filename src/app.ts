@@ -159,7 +159,7 @@ async function compose(app: FastifyInstance, deps: AppDeps, options: BuildAppOpt
 
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, version: API_VERSION });
   const { images } = app;
-  await app.register(operationsRoutes, { checks: app.readiness, imageStore: images.store, signer: images.signer, imageRemoved: (id) => imageRemoved(db, id) });
+  await app.register(operationsRoutes, { checks: app.readiness, imageStore: images.store, signer: images.signer, imageRemoved: (id) => imageRemoved(db, id), countSignatureFailure: (reason) => metrics.countImageUrlSignatureFailure(reason) });
   await app.register(recognitionRoutes, { service: app.recognition, auth: { db, limits: app.limits } });
   await registerConsole(app, { db, signer: images.signer, config, ...deps.console });
   const { sweepAbandoned, sweepIntervalMs, sweepImages, retentionIntervalMs } = options;

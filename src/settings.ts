@@ -292,6 +292,54 @@ export const SETTINGS = {
     unset: 'unset',
     pod: { storageSecretKey: 'AWS_SESSION_TOKEN', optional: true },
   }),
+  // A canary (docs/triton.md): a share of requests, chosen by external_id, goes to another
+  // model or version on the same Triton. Read after the stable model's settings they default to.
+  canaryWeight: {
+    env: 'CANARY_WEIGHT',
+    doc: 'percent of requests (by a hash of `external_id`) sent to the canary model; `0`: no canary. Needs `TRITON_URL`',
+    defaultDoc: '`0`',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): number => {
+      const weight = r.number('CANARY_WEIGHT', 0, 0, 100, true);
+      if (weight > 0 && c.tritonUrl === undefined) {
+        r.problems.push('CANARY_WEIGHT needs TRITON_URL: the embedded ONNX Runtime serves one model, so a canary runs only against Triton');
+      }
+      return weight;
+    },
+  } satisfies Setting<number>,
+  canaryModelName: str('CANARY_MODEL_NAME', 'the canary model Triton serves', { default: (c) => String(c.tritonModelName), defaultDoc: '`TRITON_MODEL_NAME`' }),
+  canaryModelVersion: {
+    env: 'CANARY_MODEL_VERSION',
+    doc: "the canary model's version; empty: the server's latest",
+    defaultDoc: 'empty',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
+      const version = r.optional('CANARY_MODEL_VERSION') ?? '';
+      // The same model and version on both sides would make every comparison meaningless.
+      if (Number(c.canaryWeight) > 0 && c.canaryModelName === c.tritonModelName && version === c.tritonModelVersion) {
+        r.problems.push(
+          `the canary (CANARY_MODEL_NAME "${String(c.canaryModelName)}", CANARY_MODEL_VERSION "${version}") is the stable model itself (TRITON_MODEL_NAME, TRITON_MODEL_VERSION): give it another version or model`,
+        );
+      }
+      return version;
+    },
+  } satisfies Setting<string>,
+  canaryModelCatalog: {
+    env: 'CANARY_MODEL_CATALOG',
+    doc: "the canary model's catalog, a file or `s3://bucket/key` as `MODEL_CATALOG`",
+    defaultDoc: '`MODEL_CATALOG` for a version of the same model',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
+      const raw = r.optional('CANARY_MODEL_CATALOG');
+      if (raw === undefined) {
+        // Another model's labels would be silently wrong: a canary of another model brings its own.
+        if (Number(c.canaryWeight) > 0 && c.canaryModelName !== c.tritonModelName) {
+          r.problems.push(`CANARY_MODEL_CATALOG is required when the canary is another model ("${String(c.canaryModelName)}", not "${String(c.tritonModelName)}")`);
+        }
+        return String(c.modelCatalog);
+      }
+      if (!raw.startsWith('s3://')) return path.resolve(raw);
+      if (!S3_OBJECT.test(raw)) r.problems.push(`CANARY_MODEL_CATALOG must be a file or s3://bucket/key (got "${raw}")`);
+      return raw;
+    },
+  } satisfies Setting<string>,
   scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),
   inferenceThreads: {

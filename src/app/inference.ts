@@ -6,11 +6,13 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { withTimeout } from '../deadline.js';
 import type { InferenceBackend } from '../inference/backend.js';
-import { createDetector, createDetectorInBackground } from '../inference/create-detector.js';
+import { BackendPair } from '../inference/canary-detector.js';
+import { createDetector, createDetectorInBackground, type DecorateDetector } from '../inference/create-detector.js';
 import { isRemoteCatalog } from '../models/catalog-source.js';
 import type { ObjectDetector } from '../recognition/detection.js';
 import { instrumentBackend, instrumentDetector } from '../telemetry/instrument.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { instrumentModel } from '../telemetry/model-instrument.js';
 
 export interface Inference {
   detector: ObjectDetector;
@@ -30,10 +32,12 @@ async function start(config: Readonly<Config>, metrics: Metrics, log: NonNullabl
   // With Triton the server listens at once and readiness waits for the model (it may take
   // minutes to load), and for an s3:// catalog (it may not be uploaded yet); the embedded
   // ONNX Runtime with a catalog file loads in seconds and is awaited.
+  // Outcomes and latency per model and version, on each model's detector (both sides of a canary).
+  const perModel: DecorateDetector = (d, ref) => instrumentModel(d, metrics, ref);
   const { detector, backend } =
     config.tritonUrl === undefined && !isRemoteCatalog(config.modelCatalog)
-      ? await createDetector(config, instrument)
-      : await createDetectorInBackground(config, instrument, (err) => log.warn({ err: (err as Error).message }, 'inference backend not ready'));
+      ? await createDetector(config, instrument).then((r) => ({ ...r, detector: perModel(r.detector, () => r.detector.model) }))
+      : await createDetectorInBackground(config, instrument, (err) => log.warn({ err: (err as Error).message }, 'inference backend not ready'), undefined, perModel);
   return { detector: instrumentDetector(detector), backend };
 }
 
@@ -67,6 +71,13 @@ export const inference = fp<InferenceOptions>(
       const detail = why ? `model not ready: ${why}` : 'model not ready';
       return servedOnce ? { ok: true, degraded: true, detail } : { ok: false, detail };
     };
+    // A canary that cannot serve is degraded, never unready: its requests go to the stable model.
+    if (backend instanceof BackendPair) {
+      app.readiness.canary = async () => {
+        const state = await withTimeout(backend.canaryState(), READY_ANSWER_MS, () => ({ ready: false, detail: 'canary not answering' }));
+        return state.ready ? { ok: true } : { ok: true, degraded: true, detail: state.detail };
+      };
+    }
   },
   { name: 'inference', fastify: '5.x', dependencies: ['readiness'] },
 );

@@ -31,7 +31,11 @@ export const recognition = fp<RecognitionOptions>(
     app.decorate(
       'recognition',
       new RecognitionService({
-        observer: { recognition: (outcome, mode) => metrics.countRecognition(outcome, mode), batchSize: (n) => metrics.observeBatchSize(n) },
+        observer: {
+          recognition: (outcome, mode) => metrics.countRecognition(outcome, mode),
+          batchSize: (n) => metrics.observeBatchSize(n),
+          feedback: (model, rating) => metrics.countModelFeedback(model, rating),
+        },
         requests: new PgRequestRepository(db, instanceId),
         feedback: new PgFeedbackRepository(db),
         detector: gateDetector(app.detector, detectGate),

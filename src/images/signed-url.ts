@@ -45,13 +45,22 @@ export class HmacImageUrlSigner implements ImageUrlSigner {
   }
 
   verify(requestId: string, expires: string, signature: string, now: Date = new Date()): boolean {
-    if (typeof requestId !== 'string' || requestId.includes('.')) return false;
-    if (typeof expires !== 'string' || !/^\d{1,12}$/.test(expires)) return false;
-    if (typeof signature !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return false;
+    return this.check(requestId, expires, signature, now) === 'valid';
+  }
+
+  /**
+   * 'expired' only for a link we did sign (so a stale bookmark is told apart from a link signed
+   * with another replica's secret, which is 'invalid').
+   */
+  check(requestId: string, expires: string, signature: string, now: Date = new Date()): 'valid' | 'expired' | 'invalid' {
+    if (typeof requestId !== 'string' || requestId.includes('.')) return 'invalid';
+    if (typeof expires !== 'string' || !/^\d{1,12}$/.test(expires)) return 'invalid';
+    if (typeof signature !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return 'invalid';
     const expected = this.mac(requestId, expires);
     const given = Buffer.from(signature, 'base64url');
     const authentic = given.length === expected.length && timingSafeEqual(given, expected);
-    return authentic && Number(expires) >= Math.floor(now.getTime() / 1000);
+    if (!authentic) return 'invalid';
+    return Number(expires) >= Math.floor(now.getTime() / 1000) ? 'valid' : 'expired';
   }
 }
 

@@ -2,7 +2,8 @@
 import type { Config } from '../config.js';
 import type { Catalog } from '../models/catalog.js';
 import { isRemoteCatalog, readCatalog } from '../models/catalog-source.js';
-import type { ObjectDetector } from '../recognition/detection.js';
+import type { ModelRef, ObjectDetector } from '../recognition/detection.js';
+import { BackendPair, CanaryDetector } from './canary-detector.js';
 import type { InferenceBackend } from './backend.js';
 import { createInferenceBackend } from './create-backend.js';
 import { Detector } from './detector.js';
@@ -29,32 +30,80 @@ export async function createDetector(
   }
 }
 
+/** Wraps one model's detector (the composition root counts outcomes per model there); `ref` names that model. */
+export type DecorateDetector = (detector: ObjectDetector, ref: () => ModelRef) => ObjectDetector;
+
 /**
  * For the server: the backend starts in the background (see BackgroundStart), so the API
  * listens at once and readiness waits for the model. A catalog file is still read first: a
  * missing file is a configuration error that should stop the start. An s3:// catalog is read
  * in the background too, retried until it is there (it may be uploaded after the API started).
+ *
+ * With a canary (CANARY_WEIGHT above 0, Triton only) a second backend serves the canary model
+ * the same way, with its own catalog, and the detector routes each request to one of them
+ * (see CanaryDetector); the returned backend is both, ready when both are.
  */
 export async function createDetectorInBackground(
   config: Config,
   decorate: (backend: InferenceBackend) => InferenceBackend = (b) => b,
   onError: (err: unknown) => void = () => {},
   delays?: RetryDelays,
-): Promise<{ detector: ObjectDetector; backend: BackgroundStart }> {
+  decorateDetector: DecorateDetector = (d) => d,
+): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
+  const canary = config.canaryWeight > 0 && config.tritonUrl !== undefined;
+  const stable = await startSide(config, { catalogSetting: 'MODEL_CATALOG', reportServed: canary }, decorate, onError, delays);
+  if (!canary) return { detector: decorateDetector(stable.detector, stable.ref), backend: stable.backend };
+  const canaryConfig: Config = {
+    ...config,
+    tritonModelName: config.canaryModelName,
+    tritonModelVersion: config.canaryModelVersion,
+    modelCatalog: config.canaryModelCatalog,
+  };
+  const label = `canary ${config.canaryModelName}${config.canaryModelVersion ? ` version ${config.canaryModelVersion}` : ''}`;
+  let second: Side;
+  try {
+    second = await startSide(canaryConfig, { catalogSetting: 'CANARY_MODEL_CATALOG', reportServed: true }, decorate, (err) => onError(new Error(`${label}: ${(err as Error).message}`, { cause: err })), delays);
+  } catch (err) {
+    await stable.backend.close().catch(() => {});
+    throw err;
+  }
+  const detector = new CanaryDetector({ stable: decorateDetector(stable.detector, stable.ref), canary: decorateDetector(second.detector, second.ref) }, config.canaryWeight);
+  return { detector, backend: new BackendPair(stable.backend, second.backend, label.replace(/^canary /, '')) };
+}
+
+interface Side {
+  detector: ObjectDetector;
+  backend: BackgroundStart;
+  /** The model this side serves: as served once started, as configured before. */
+  ref: () => ModelRef;
+}
+
+async function startSide(
+  config: Config,
+  how: { catalogSetting: string; reportServed: boolean },
+  decorate: (backend: InferenceBackend) => InferenceBackend,
+  onError: (err: unknown) => void,
+  delays: RetryDelays | undefined,
+): Promise<Side> {
   const remote = isRemoteCatalog(config.modelCatalog);
   const file = remote ? undefined : await readCatalog(config);
   const options = { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels };
   const build = (started: InferenceBackend, catalog: Catalog) => {
     // The catalog must belong to the served model: labels of another model would be silently wrong.
-    const served = started.metadata().name;
-    if (served !== catalog.model.name) {
-      throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served}"; give the API the catalog of that model (MODEL_CATALOG)`);
+    const served = started.metadata();
+    if (served.name !== catalog.model.name) {
+      throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served.name}"; give the API the catalog of that model (${how.catalogSetting})`);
     }
-    return new Detector(started, catalog, options);
+    // Two sides of one model may share a catalog (the stable version's): each result then names
+    // the version that answered as Triton reports it, not the catalog's.
+    const model = how.reportServed ? { name: served.name, version: served.version } : catalog.model;
+    return new Detector(started, { ...catalog, model }, options);
   };
   const catalogs = { load: () => (file ? Promise.resolve(file) : readCatalog(config)), refreshable: remote };
   const backend = new BackgroundStart(decorate(createInferenceBackend(config)), build, catalogs, onError, delays);
   await backend.start();
-  const expected = file?.model ?? { name: config.tritonUrl === undefined ? config.modelName : config.tritonModelName, version: '' };
-  return { detector: backend.asDetector(expected), backend };
+  const configured = { name: config.tritonUrl === undefined ? config.modelName : config.tritonModelName, version: config.tritonModelVersion };
+  const expected = how.reportServed ? configured : (file?.model ?? { ...configured, version: '' });
+  const detector = backend.asDetector(expected);
+  return { detector, backend, ref: () => (backend.started ? detector.model : expected) };
 }

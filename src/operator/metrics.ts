@@ -8,6 +8,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export const CONTROLLER = 'recognitionservice';
 
+/** What the condition gauge reads of a RecognitionService in the cache. */
+export interface ConditionSource {
+  metadata?: { namespace?: string; name?: string };
+  status?: { conditions?: Array<{ type?: string; status?: string }> };
+}
+
+const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+
 export class OperatorMetrics {
   readonly registry = new Registry();
   readonly reconciles: Counter<'controller' | 'result'>;
@@ -23,6 +31,9 @@ export class OperatorMetrics {
   readonly childWrites: Counter<'controller'>;
   readonly managedResources: Gauge;
   readonly statusWrites: Counter;
+  readonly resourceConditions: Gauge<'namespace' | 'name' | 'type' | 'status'>;
+  /** The RecognitionServices to report conditions of: the operator's informer cache. */
+  private conditionSource: () => Iterable<ConditionSource> = () => [];
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -78,6 +89,32 @@ export class OperatorMetrics {
     });
     this.managedResources = new Gauge({ name: 'recognition_operator_managed_resources', help: 'RecognitionService resources in the informer cache.', registers });
     this.statusWrites = new Counter({ name: 'recognition_operator_status_writes_total', help: 'Status subresource writes (only when the status changed).', registers });
+    // kube-state-metrics style (kube_pod_status_condition): one series per condition type and
+    // possible status, 1 on the current one. Rebuilt from the cache at each scrape, so a
+    // deleted resource's series go with it and a standby replica reports what the leader wrote.
+    const source = () => this.conditionSource();
+    this.resourceConditions = new Gauge({
+      name: 'recognition_operator_resource_condition',
+      help: 'Status of each condition of each RecognitionService: 1 for its current status (True, False or Unknown), 0 for the others.',
+      labelNames: ['namespace', 'name', 'type', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const rs of source()) {
+          const { namespace, name } = rs.metadata ?? {};
+          if (!namespace || !name) continue;
+          for (const c of rs.status?.conditions ?? []) {
+            if (!c.type) continue;
+            for (const status of CONDITION_STATUSES) this.set({ namespace, name, type: c.type, status }, c.status === status ? 1 : 0);
+          }
+        }
+      },
+    });
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'recognition_operator_' });
+  }
+
+  /** Where recognition_operator_resource_condition reads the resources from at each scrape. */
+  reportConditionsOf(source: () => Iterable<ConditionSource>): void {
+    this.conditionSource = source;
   }
 }

@@ -22,7 +22,7 @@ import { ReusingKubeConfig } from './connections.js';
 import { KubeClient, describeError, observed, METADATA_LIST_ONLY, METADATA_ONLY } from './kube.js';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader-election.js';
 import { EventRecorder } from './events.js';
-import { CONTROLLER, OperatorMetrics } from './metrics.js';
+import { CONTROLLER, OperatorMetrics, type ConditionSource } from './metrics.js';
 import { WorkQueue } from './queue.js';
 import type { ObservedDeployment, ObservedPod } from './status.js';
 
@@ -146,6 +146,8 @@ export class RecognitionOperator {
       },
       { clusterDomain: opts.clusterDomain, events },
     );
+    // Every replica reports the conditions it sees in its cache, the leader's writes included.
+    this.metrics.reportConditionsOf(() => (this.resources ? (this.resources.list() as ConditionSource[]) : []));
     this.leaseName = opts.leaseName ?? 'recognition-operator-leader';
     this.metrics.isLeader.set({ name: this.leaseName }, 0);
     this.elector = new LeaderElector(this.kc, {

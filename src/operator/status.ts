@@ -12,8 +12,10 @@ import type {
   FailureRecord,
   RecognitionService,
   RecognitionServiceStatus,
+  RolloutStatus,
 } from './api/types.js';
 import { apiUrl, childName, selectorLabels, tritonGrpcTarget, type Component } from './desired/naming.js';
+import { canaryModel, stableModel } from './desired/rollout.js';
 
 /** The parts of a Deployment the status reads. */
 export interface ObservedDeployment {
@@ -50,6 +52,12 @@ export interface ObservedPod {
   };
 }
 
+/** The parts of a HorizontalPodAutoscaler the status reads. */
+export interface ObservedAutoscaler {
+  metadata: { name: string };
+  status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+}
+
 /** Restarts within this window, at or above the threshold, make a crash loop even while Running. */
 export const CRASH_WINDOW_MS = 10 * 60_000;
 export const CRASH_RESTART_THRESHOLD = 3;
@@ -64,6 +72,8 @@ export interface Observed {
   reconcileReason?: string;
   /** The cluster's DNS domain for the Triton endpoint (default cluster.local). */
   clusterDomain?: string;
+  /** The HPAs this resource owns, by component (none: autoscaling off for it). */
+  autoscalers?: Partial<Record<Component, ObservedAutoscaler>>;
 }
 
 const time = (v: string | Date | undefined): number | undefined => {
@@ -207,6 +217,46 @@ function componentHealth(
   };
 }
 
+/**
+ * Whether the HPAs can read the metrics they scale on, from the ScalingActive condition the
+ * HPA controller writes: False with FailedGetPodsMetric (no Prometheus Adapter rule serving
+ * triton_queue_time_us, say), FailedGetResourceMetric (no metrics-server) and the like
+ * means it cannot scale at all, while the Deployment looks healthy. Undefined when the
+ * resource owns no HPA: there is nothing to report then.
+ */
+export function autoscalingCondition(autoscalers: Observed['autoscalers']): Omit<Condition, 'lastTransitionTime'> | undefined {
+  const owned = (['api', 'triton'] as const).flatMap((c) => (autoscalers?.[c] ? [{ component: c, hpa: autoscalers[c] }] : []));
+  if (owned.length === 0) return undefined;
+  const active = owned.map(({ component, hpa }) => ({ component, hpa, c: hpa.status?.conditions?.find((x) => x.type === 'ScalingActive') }));
+  const label = (o: (typeof active)[number]) => `HPA ${o.hpa.metadata.name} (${o.component})`;
+  // ScalingDisabled (the Deployment scaled to zero) is no metric problem: reported as Unknown below.
+  const failing = active.filter((o) => o.c?.status === 'False' && o.c.reason !== 'ScalingDisabled');
+  if (failing.length > 0) {
+    const message = failing.map((o) => `${label(o)}: ${o.c?.reason ?? 'ScalingActive False'}: ${o.c?.message ?? 'cannot read its metric'}`).join('; ');
+    return condition('AutoscalingMetricsAvailable', 'False', failing[0].c?.reason ?? 'FailedGetMetric', message);
+  }
+  const waiting = active.filter((o) => o.c?.status !== 'True');
+  if (waiting.length > 0) {
+    const why = (o: (typeof active)[number]) =>
+      o.c ? `${o.c.reason ?? `ScalingActive ${o.c.status}`}${o.c.message ? `: ${o.c.message}` : ''}` : 'no ScalingActive condition yet (is the HPA controller running?)';
+    const message = waiting.map((o) => `${label(o)}: ${why(o)}`).join('; ');
+    return condition('AutoscalingMetricsAvailable', 'Unknown', waiting[0].c?.reason ?? 'AwaitingAutoscaler', message);
+  }
+  return condition('AutoscalingMetricsAvailable', 'True', 'MetricsAvailable', `${active.map(label).join(', ')}: metrics read`);
+}
+
+/**
+ * status.rollout, from the spec the API pods are given: phase Canary while spec.canary is set,
+ * even at weight 0 (Triton loads a canary of another model all the same; the API sends it nothing),
+ * Stable otherwise.
+ */
+export function rolloutStatus(rs: RecognitionService): RolloutStatus {
+  const canary = canaryModel(rs);
+  const stable = stableModel(rs);
+  if (!canary) return { phase: 'Stable', stable, canaryWeight: 0 };
+  return { phase: 'Canary', stable, canary: { name: canary.name, version: canary.version }, canaryWeight: canary.weight };
+}
+
 function condition(type: ConditionType, status: ConditionStatus, reason: string, message: string): Omit<Condition, 'lastTransitionTime'> {
   return { type, status, reason, message };
 }
@@ -261,6 +311,7 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
       degraded
         ? condition('Degraded', 'True', degraded.reason, degraded.message)
         : condition('Degraded', 'False', 'AsExpected', 'no failures seen'),
+      ...[autoscalingCondition(observed.autoscalers)].filter((c) => c !== undefined),
     ],
     generation,
     iso,
@@ -276,6 +327,7 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     url: apiUrl(rs),
+    rollout: rolloutStatus(rs),
     api: api.status,
     triton: triton.status,
     conditions,

@@ -136,7 +136,7 @@ export class DeadlinePipeline {
       // guarded ending below finds it ended too.
       const startedAt = record.startedAt ?? new Date();
       const marking = record.status === 'QUEUED' ? requests.markProcessing(record.id) : true;
-      const [out] = await Promise.all([this.deps.detector.detect(image.bytes, { deadline, signal }), marking]);
+      const [out] = await Promise.all([this.deps.detector.detect(image.bytes, { deadline, signal, routingKey: record.externalId ?? undefined }), marking]);
       const results = applyControls(out.detections, caller.classes, controls);
       stage = 'finish';
       const processingTimeMs = Date.now() - t0;

@@ -21,6 +21,8 @@ export interface DetectOptions {
   /** Absolute deadline, epoch ms. */
   deadline?: number;
   signal?: AbortSignal;
+  /** Chooses the side of a canary (src/recognition/canary.ts): the request's external_id. Absent: the stable model. */
+  routingKey?: string;
 }
 
 /**

@@ -53,6 +53,8 @@ export interface ImageStore {
 export interface ImageUrlSigner {
   sign(requestId: string, now?: Date): string;
   verify(requestId: string, expires: string, signature: string, now?: Date): boolean;
+  /** Like verify, but says why a link is refused (the signature-failure metric tells expiry from a bad secret). */
+  check(requestId: string, expires: string, signature: string, now?: Date): 'valid' | 'expired' | 'invalid';
 }
 
 /** Failures of image intake and decoding, each with the contract's error code. */

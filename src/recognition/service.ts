@@ -140,6 +140,7 @@ export class RecognitionService {
     const r = await this.deps.requests.findById(requestId);
     if (r === null || r.keyId !== caller.keyId) throw new RecognitionRejected('REQUEST_NOT_FOUND', 'Request not found');
     await this.deps.feedback.rate(requestId, caller.keyId, rating);
+    this.deps.observer?.feedback?.(r.model, rating);
   }
 
   /**

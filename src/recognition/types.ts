@@ -1,5 +1,6 @@
 /** Shapes shared by the recognition use case's modules (charging, pipeline, batch fan-out). */
 import type { IntakeImage } from './image-ports.js';
+import type { ModelRef } from './detection.js';
 
 /** What limits a key: its rate (src/limits) and its monthly quota (charged by the request repository). */
 export interface KeyLimits {
@@ -28,6 +29,8 @@ export interface Logger {
 export interface RecognitionObserver {
   recognition(outcome: 'DONE' | 'ERROR' | 'timeout' | 'replay', mode: 'sync' | 'batch'): void;
   batchSize(images: number): void;
+  /** A rating given to a finished request, with the model that answered it (null: none did). */
+  feedback?(model: ModelRef | null, rating: -1 | 0 | 1): void;
 }
 
 /** Per-request controls on the detections returned (and stored); each absent means no limit. */

@@ -127,6 +127,8 @@ const plugin: FastifyPluginAsync<TelemetryPluginOptions> = async (app, opts) => 
 
     const reason = t.errorCode === undefined ? undefined : rejectionReasons[t.errorCode];
     if (reason !== undefined) metrics.countRejection(reason);
+    // Per organisation as well: one customer out of quota is a ticket, not an outage.
+    if ((reason === 'quota' || reason === 'balance') && request.caller) metrics.countOrganisationLimitRejection(request.caller.orgId, reason);
 
     if (t.authSpan) {
       // Still open: the guard refused the request.

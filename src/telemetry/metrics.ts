@@ -2,13 +2,22 @@
  * Every Prometheus series the service exports, in one place: names, help texts and label
  * sets live here and nowhere else. Callers use the domain verbs below; they never build
  * metric names by hand. Labels are closed sets (routes are templates, never raw URLs) so
- * no key, external_id or URL can ever become a label value.
+ * no key, external_id or URL can ever become a label value. The one open label is the
+ * organisation id of organisation_limit_rejections_total: only authenticated callers reach
+ * the quota and balance checks, so its values are bounded by the organisations in the
+ * database, and it is what an SRE needs to tell one customer's exhaustion from an outage.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type RecognitionOutcome = 'DONE' | 'ERROR' | 'timeout' | 'replay';
 export type RecognitionMode = 'sync' | 'batch';
+/** How one image's inference by one model ended (ModelRecognitionOutcome is not the request's outcome: see countModelRecognition). */
+export type ModelRecognitionOutcome = 'DONE' | 'ERROR' | 'timeout';
 export type RejectionReason = 'auth' | 'rate_limit' | 'quota' | 'balance' | 'validation' | 'overload';
+/** The organisation limits a request can exhaust: the monthly quota or the prepaid balance. */
+export type OrganisationLimit = 'quota' | 'balance';
+/** Why a signed image link was refused: past its expiry, or not signed with our secret. */
+export type SignatureFailure = 'expired' | 'invalid';
 
 /** Connection counts of a database pool, read at scrape time. */
 export interface PoolStats {
@@ -25,10 +34,15 @@ export class Metrics {
   private readonly inFlight: Gauge;
   private readonly recognitions: Counter<'outcome' | 'mode'>;
   private readonly inference: Histogram<'backend' | 'model'>;
+  private readonly modelRecognitions: Counter<'model' | 'version' | 'outcome'>;
+  private readonly modelInference: Histogram<'model' | 'version'>;
+  private readonly modelFeedback: Counter<'model' | 'version' | 'rating'>;
   private readonly downloadDuration: Histogram<'result'>;
   private readonly downloadBytes: Histogram;
   private readonly batchSize: Histogram;
   private readonly rejections: Counter<'reason'>;
+  private readonly organisationLimitRejections: Counter<'organisation' | 'limit'>;
+  private readonly signatureFailures: Counter<'reason'>;
   private readonly tritonErrors: Counter<'code'>;
   private readonly limiterDegraded: Gauge;
   private readonly dbPool: Gauge<'state'>;
@@ -64,6 +78,27 @@ export class Metrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8],
       registers,
     });
+    // Per model and version (a canary and its stable model side by side). Model names and
+    // versions come from the configuration and the served model, a closed set.
+    this.modelRecognitions = new Counter({
+      name: 'model_recognitions_total',
+      help: 'Images each model answered (DONE) or failed on (ERROR: inference failed; timeout: the deadline passed during inference), by model and version.',
+      labelNames: ['model', 'version', 'outcome'],
+      registers,
+    });
+    this.modelInference = new Histogram({
+      name: 'model_inference_duration_seconds',
+      help: 'Model inference latency of answered images, by model and version.',
+      labelNames: ['model', 'version'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8],
+      registers,
+    });
+    this.modelFeedback = new Counter({
+      name: 'model_feedback_total',
+      help: 'Feedback ratings given (bad, neutral, good; a changed rating counts again), by the model and version that answered the request.',
+      labelNames: ['model', 'version', 'rating'],
+      registers,
+    });
     this.downloadDuration = new Histogram({
       name: 'image_download_duration_seconds',
       help: 'Duration of image URL downloads, by result (ok, error).',
@@ -86,6 +121,18 @@ export class Metrics {
     this.rejections = new Counter({
       name: 'rejections_total',
       help: 'Requests refused before processing, by reason (auth, rate_limit, quota, balance, validation).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.organisationLimitRejections = new Counter({
+      name: 'organisation_limit_rejections_total',
+      help: 'Requests refused because the organisation exhausted a limit (quota, balance), by organisation id.',
+      labelNames: ['organisation', 'limit'],
+      registers,
+    });
+    this.signatureFailures = new Counter({
+      name: 'image_url_signature_failures_total',
+      help: 'Signed image links refused, by reason (expired, invalid).',
       labelNames: ['reason'],
       registers,
     });
@@ -140,6 +187,20 @@ export class Metrics {
     this.inference.observe({ backend, model }, seconds);
   }
 
+  /** At the detector of one model: an image it could not decode is nobody's model outcome and is not counted. */
+  countModelRecognition(model: string, version: string, outcome: ModelRecognitionOutcome): void {
+    this.modelRecognitions.inc({ model, version, outcome });
+  }
+
+  observeModelInference(model: string, version: string, seconds: number): void {
+    this.modelInference.observe({ model, version }, seconds);
+  }
+
+  /** A request that ended before any model answered it is counted under model "none". */
+  countModelFeedback(model: { name: string; version: string } | null, rating: -1 | 0 | 1): void {
+    this.modelFeedback.inc({ model: model?.name ?? 'none', version: model?.version ?? '', rating: rating < 0 ? 'bad' : rating > 0 ? 'good' : 'neutral' });
+  }
+
   observeImageDownload(seconds: number, bytes: number | undefined, ok: boolean): void {
     this.downloadDuration.observe({ result: ok ? 'ok' : 'error' }, seconds);
     if (ok && bytes !== undefined) this.downloadBytes.observe(bytes);
@@ -151,6 +212,14 @@ export class Metrics {
 
   countRejection(reason: RejectionReason): void {
     this.rejections.inc({ reason });
+  }
+
+  countOrganisationLimitRejection(organisation: string, limit: OrganisationLimit): void {
+    this.organisationLimitRejections.inc({ organisation, limit });
+  }
+
+  countImageUrlSignatureFailure(reason: SignatureFailure): void {
+    this.signatureFailures.inc({ reason });
   }
 
   countTritonError(code: string): void {

@@ -44,12 +44,12 @@ export interface RealTriton {
  * loopback and waits until it serves it. The process leads its own group, so that a stop
  * or a failed test never leaves a tritonserver behind.
  */
-export async function startRealTriton(python: string, ports: { grpcPort?: number; httpPort?: number; threads?: number } = {}): Promise<RealTriton> {
+export async function startRealTriton(python: string, ports: { grpcPort?: number; httpPort?: number; metricsPort?: number; threads?: number } = {}): Promise<RealTriton> {
   const grpcPort = ports.grpcPort ?? (await freePort());
   const httpPort = ports.httpPort ?? (await freePort());
   const child = spawn(
     python,
-    [path.join(REPO_ROOT, 'test', 'triton', 'pytriton_server.py'), '--model-repository', MODEL_REPOSITORY, '--grpc-port', String(grpcPort), '--http-port', String(httpPort), '--threads', String(ports.threads ?? 1)],
+    [path.join(REPO_ROOT, 'test', 'triton', 'pytriton_server.py'), '--model-repository', MODEL_REPOSITORY, '--grpc-port', String(grpcPort), '--http-port', String(httpPort), '--threads', String(ports.threads ?? 1), '--metrics-port', String(ports.metricsPort ?? 0)],
     { cwd: REPO_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTRITON_HOME: path.join(os.tmpdir(), 'pytriton-tests') } },
   );
   let out = '';

@@ -3,16 +3,18 @@
  * paths as the committed YAML carries them, the schema fields they name, and the status
  * the operator computes filling them in.
  */
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { CRD_FILES } from '../../tools/generate/render.js';
-import { computeStatus } from '../../src/operator/status.js';
+import { computeStatus, rolloutStatus } from '../../src/operator/status.js';
 import { desiredState } from '../../src/operator/desired/index.js';
 import { sampleResource } from './fixtures.js';
+import { findTools, installCrds, startCluster, type TestCluster } from './helpers/cluster.js';
 
 type Any = any; // the CRD and the manifests are plain JSON
 
@@ -71,4 +73,140 @@ test("the operator's status fills them: ready API pods and the API Deployment's 
   const dep: Any = desiredState(rs, { serviceMonitor: false }).apply.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vision-api');
   assert.deepEqual(Object.fromEntries(selector.split(',').map((kv) => kv.split('='))), dep.spec.selector.matchLabels, "exactly the API Deployment's selector");
   assert.notEqual(rs.status.triton?.selector, selector, "Triton's pods are not the API's");
+});
+
+test('status.rollout follows the spec: Stable, then Canary with its weight (0 included), Stable again on promotion or abort', () => {
+  const rs = sampleResource();
+  assert.deepEqual(rolloutStatus(rs), { phase: 'Stable', stable: { name: 'centernet', version: '' }, canaryWeight: 0 });
+  rs.spec.triton.modelVersion = '3';
+  rs.spec.canary = { modelVersion: '4', weight: 0 };
+  assert.deepEqual(rolloutStatus(rs), {
+    phase: 'Canary',
+    stable: { name: 'centernet', version: '3' },
+    canary: { name: 'centernet', version: '4' },
+    canaryWeight: 0,
+  }, 'weight 0: a warm canary answering nothing is still a canary');
+  rs.spec.canary = { modelName: 'centernet-v2', weight: 40 };
+  assert.deepEqual(rolloutStatus(rs).canary, { name: 'centernet-v2', version: '' });
+  assert.equal(rolloutStatus(rs).canaryWeight, 40);
+  // Written with the rest of the status.
+  const status = computeStatus(rs, { pods: { api: [], triton: [] } }, new Date());
+  assert.deepEqual(status.rollout, rolloutStatus(rs));
+  // Promotion: the canary becomes the stable model and spec.canary goes.
+  rs.spec.triton.modelName = 'centernet-v2';
+  rs.spec.triton.modelVersion = '';
+  delete rs.spec.canary;
+  assert.deepEqual(rolloutStatus(rs), { phase: 'Stable', stable: { name: 'centernet-v2', version: '' }, canaryWeight: 0 });
+});
+
+const { tools, missing } = findTools();
+if (!tools) console.log(`# CRD validation tests skipped: ${missing}`);
+
+describe('model versions and canary: the CRD as a real kube-apiserver enforces it', { skip: !tools && missing }, () => {
+  const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
+  const NS = 'canary';
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  let cluster: TestCluster;
+  let kc: KubeConfig;
+  let custom: CustomObjectsApi;
+
+  const sample = (name: string): Any => {
+    const o = parse(fs.readFileSync(path.join(ROOT, 'crds/samples/recognitionservice-minimal.yaml'), 'utf8'));
+    o.metadata.name = name;
+    return o;
+  };
+  const messageOf = (err: Any): string => {
+    assert.equal(err.code, 422, String(err.body));
+    return (typeof err.body === 'string' ? JSON.parse(err.body) : err.body).message;
+  };
+  const refusedCreate = async (name: string, mutate: (o: Any) => void, message: RegExp) => {
+    const o = sample(name);
+    mutate(o);
+    await assert.rejects(custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o }), (err: Any) => {
+      assert.match(messageOf(err), message);
+      return true;
+    });
+  };
+  const patch = (name: string, body: Any): Promise<Any> => custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name, body }, merge);
+  const refusedPatch = async (name: string, body: Any, message: RegExp) =>
+    assert.rejects(patch(name, body), (err: Any) => {
+      assert.match(messageOf(err), message);
+      return true;
+    });
+
+  before(async () => {
+    cluster = await startCluster(tools!);
+    kc = cluster.kubeConfig();
+    custom = kc.makeApiClient(CustomObjectsApi);
+    await installCrds(kc);
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test('modelVersion defaults to latest; bad versions, weights and a canary equal to stable are refused', async () => {
+    const created: Any = await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: sample('defaults') });
+    assert.equal(created.spec.triton.modelVersion, '', "'' (Triton's latest) by default");
+    assert.equal(created.spec.canary, undefined, 'no canary by default');
+
+    for (const bad of ['v2', '01', '0', '1.2', ' 3']) {
+      await refusedCreate('bad-version', (o) => (o.spec.triton.modelVersion = bad), /spec.triton.modelVersion/);
+      await refusedCreate('bad-version', (o) => (o.spec.canary = { modelVersion: bad, weight: 5 }), /spec.canary.modelVersion/);
+    }
+    await refusedCreate('bad-weight', (o) => (o.spec.canary = { modelVersion: '2', weight: 101 }), /spec.canary.weight: Invalid value: 101: spec.canary.weight in body should be less than or equal to 100/);
+    await refusedCreate('bad-weight', (o) => (o.spec.canary = { modelVersion: '2', weight: -1 }), /spec.canary.weight.*greater than or equal to 0/);
+    await refusedCreate('bad-weight', (o) => (o.spec.canary = { modelVersion: '2' }), /spec.canary.weight: Required value/);
+    await refusedCreate('bad-name', (o) => (o.spec.canary = { modelName: 'a/b', weight: 5 }), /spec.canary.modelName/);
+
+    const SAME = /canary must differ from the stable model \(triton.modelName\/modelVersion\) in modelName or modelVersion/;
+    await refusedCreate('same', (o) => (o.spec.canary = { weight: 10 }), SAME);
+    await refusedCreate('same', (o) => (o.spec.canary = { modelName: 'centernet', modelVersion: '', weight: 10 }), SAME);
+    await refusedCreate('same', (o) => ((o.spec.triton.modelVersion = '3'), (o.spec.canary = { modelVersion: '3', weight: 10 })), SAME);
+    await refusedCreate('same', (o) => ((o.spec.triton.modelName = 'shop'), (o.spec.canary = { modelName: 'shop', weight: 10 })), SAME);
+  });
+
+  test('a canary of another model with a ConfigMap catalog needs its key', async () => {
+    const withMap = (o: Any) => {
+      o.spec.triton.storageUri = 'gs://recognition-models/triton';
+      delete o.spec.triton.storageSecretRef;
+      o.spec.api.catalogConfigMapRef = { name: 'catalogs' };
+    };
+    await refusedCreate('map', (o) => (withMap(o), (o.spec.canary = { modelName: 'centernet-v2', weight: 10 })), /a canary of another model needs api.catalogConfigMapRef.canaryKey/);
+    const o = sample('map');
+    withMap(o);
+    o.spec.canary = { modelVersion: '2', weight: 10 };
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o });
+    await refusedPatch('map', { spec: { canary: { modelName: 'centernet-v2' } } }, /canaryKey/);
+    await patch('map', { spec: { api: { catalogConfigMapRef: { canaryKey: 'v2.json' } }, canary: { modelName: 'centernet-v2' } } });
+  });
+
+  test('the manual rollout of docs/operator.md: version, canary at 10%, raised, promoted; another canary aborted; status.rollout kept as written', async () => {
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: sample('rollout') });
+    let o = await patch('rollout', { spec: { triton: { modelVersion: '3' } } });
+    assert.equal(o.spec.triton.modelVersion, '3');
+    o = await patch('rollout', { spec: { canary: { modelVersion: '4', weight: 10 } } });
+    assert.deepEqual(o.spec.canary, { modelVersion: '4', weight: 10 });
+    o = await patch('rollout', { spec: { canary: { weight: 50 } } });
+    assert.equal(o.spec.canary.weight, 50);
+    // Promote: stable takes the canary's version and the canary goes, in one write.
+    o = await patch('rollout', { spec: { triton: { modelVersion: '4' }, canary: null } });
+    assert.equal(o.spec.triton.modelVersion, '4');
+    assert.equal(o.spec.canary, undefined);
+    // Abort: removing spec.canary.
+    o = await patch('rollout', { spec: { canary: { modelName: 'centernet-v2', weight: 5 } } });
+    assert.equal(o.spec.canary.modelName, 'centernet-v2');
+    o = await patch('rollout', { spec: { canary: null } });
+    assert.equal(o.spec.canary, undefined);
+
+    // The status the operator computes is kept whole by the status subresource (nothing pruned).
+    o.spec.canary = { modelName: 'centernet-v2', weight: 5 };
+    const rollout = rolloutStatus(o);
+    const written: Any = await custom.patchNamespacedCustomObjectStatus({ ...GROUP, namespace: NS, name: 'rollout', body: { status: { rollout } } }, merge);
+    assert.deepEqual(written.status.rollout, rollout);
+    await assert.rejects(
+      custom.patchNamespacedCustomObjectStatus({ ...GROUP, namespace: NS, name: 'rollout', body: { status: { rollout: { ...rollout, phase: 'Promoting' } } } }, merge),
+      (err: Any) => (assert.match(messageOf(err), /status.rollout.phase: Unsupported value: "Promoting"/), true),
+    );
+  });
 });

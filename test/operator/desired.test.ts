@@ -8,6 +8,8 @@ import { parse } from 'yaml';
 import { toClientModel } from '../../src/operator/kube.js';
 import { sameJson } from '../../src/operator/status.js';
 import { sampleResource } from './fixtures.js';
+import fs from 'node:fs';
+import { SCRAPE_TARGET_LABEL, TRITON_QUEUE_METRIC } from '../../src/operator/desired/policies.js';
 
 type Any = any; // manifests are plain JSON; tests read into them freely
 
@@ -264,6 +266,47 @@ describe('desired state', () => {
     assert.equal(find(objs, 'Deployment', 'vision-api').spec.replicas, 3);
   });
 
+  // Issue 31: the Prometheus Adapter rule for triton_queue_time_us reads Triton's nv_* series by pod.
+  test("ServiceMonitor: selects both Services and scrapes their `metrics` port, Triton's 8002 included, open to scrapers", () => {
+    const { apply } = desiredState(sampleResource(), { serviceMonitor: true });
+    const sm = find(apply, 'ServiceMonitor', 'vision');
+    const selects = (o: KubeObject) => Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v);
+    assert.deepEqual(apply.filter((o) => o.kind === 'Service' && selects(o)).map((o) => o.metadata.name).sort(), ['vision-api', 'vision-triton']);
+    assert.deepEqual(sm.spec.endpoints.map((e: Any) => [e.port, e.path]), [['metrics', '/metrics']]);
+    // Every scraped series carries the Services' app.kubernetes.io/name: what the chart's
+    // alerts, dashboards and adapter rule select on to tell our Triton and API from others.
+    assert.deepEqual(sm.spec.targetLabels, [SCRAPE_TARGET_LABEL]);
+    for (const name of ['vision-api', 'vision-triton']) assert.equal(find(apply, 'Service', name).metadata.labels?.[SCRAPE_TARGET_LABEL], 'recognition-service', name);
+    const rules = fs.readFileSync(new URL('../../charts/recognition-operator/files/monitoring/rules.yaml', import.meta.url), 'utf8');
+    assert.match(rules, /nv_inference_request_success\{app_kubernetes_io_name="recognition-service"\}/, 'the Triton alerts select on the copied label');
+    // No namespaceSelector: the ServiceMonitor's own namespace, the resource's.
+    assert.equal(sm.spec.namespaceSelector, undefined);
+    const svc = find(apply, 'Service', 'vision-triton');
+    const port = svc.spec.ports.find((p: Any) => p.name === 'metrics');
+    assert.equal(port.port, 8002);
+    const pod = find(apply, 'Deployment', 'vision-triton').spec.template.spec;
+    assert.ok(pod.containers[0].ports.some((p: Any) => p.name === port.targetPort && p.containerPort === 8002), 'the target port is the container port Triton serves metrics on');
+    assert.ok(pod.containers[0].args.includes('--metrics-port=8002'));
+    const np = find(apply, 'NetworkPolicy', 'vision-triton');
+    assert.ok(np.spec.ingress.some((r: Any) => !r.from && r.ports.some((p: Any) => p.port === 8002)), 'the metrics port is open to any scraper');
+  });
+
+  test("the shipped Prometheus Adapter rule serves the metric Triton's default HPA scales on, per pod, from the series the ServiceMonitor scrapes", () => {
+    const values = parse(fs.readFileSync(new URL('../../charts/recognition-operator/files/monitoring/prometheus-adapter.yaml', import.meta.url), 'utf8'));
+    const rule = values.rules.custom.find((r: Any) => r.name.as === TRITON_QUEUE_METRIC);
+    assert.ok(rule, `a rule named ${TRITON_QUEUE_METRIC}`);
+    assert.deepEqual(rule.resources.overrides, { namespace: { resource: 'namespace' }, pod: { resource: 'pod' } });
+    assert.match(rule.seriesQuery, /^nv_inference_queue_duration_us\{/);
+    // Only our Triton pods (the label the ServiceMonitor copies from the Services), not a
+    // KServe or other Triton that the same Prometheus scrapes.
+    const ours = `${SCRAPE_TARGET_LABEL.replace(/[./-]/g, '_')}="recognition-service"`;
+    assert.ok(rule.seriesQuery.includes(ours), rule.seriesQuery);
+    for (const metric of ['nv_inference_queue_duration_us', 'nv_inference_request_success']) assert.ok(rule.metricsQuery.includes(`${metric}{${ours},<<.LabelMatchers>>}`), `${metric} in ${rule.metricsQuery}`);
+    for (const placeholder of ['<<.LabelMatchers>>', '<<.GroupBy>>']) assert.ok(rule.metricsQuery.includes(placeholder), placeholder);
+    const hpa = find(desiredState(sampleResource(), { serviceMonitor: false }).apply, 'HorizontalPodAutoscaler', 'vision-triton');
+    assert.equal(hpa.spec.metrics[0].pods.metric.name, rule.name.as);
+  });
+
   test('NetworkPolicy: only API pods reach Triton inference ports', () => {
     const np = find(desiredState(sampleResource(), { serviceMonitor: false }).apply, 'NetworkPolicy', 'vision-triton');
     assert.equal(np.spec.podSelector.matchLabels['app.kubernetes.io/component'], 'triton');
@@ -340,4 +383,113 @@ test("the API's pod template names the operator's signing Secret by uid, so a ne
   const annotationsOf = (uid?: string) => find(desiredState(sampleResource(), { serviceMonitor: false }, { signingSecretUid: uid }).apply, 'Deployment', 'vision-api').spec.template.metadata.annotations;
   assert.equal(annotationsOf('3f1c')['cv.recognition.io/image-url-secret-uid'], '3f1c');
   assert.equal(annotationsOf(undefined)['cv.recognition.io/image-url-secret-uid'], undefined, 'none when the spec names its own Secret');
+});
+
+describe('model versions and canary', () => {
+  const deployments = (rs: ReturnType<typeof sampleResource>) => {
+    const { apply } = desiredState(rs, { serviceMonitor: false });
+    return { api: find(apply, 'Deployment', 'vision-api'), triton: find(apply, 'Deployment', 'vision-triton') };
+  };
+  const envOf = (dep: Any): Record<string, Any> => Object.fromEntries(dep.spec.template.spec.containers[0].env.map((e: Any) => [e.name, e.value ?? e.valueFrom]));
+  const loads = (rs: ReturnType<typeof sampleResource>) => tritonArgs(rs).filter((a) => a.startsWith('--load-model')).map((a) => a.split('=')[1]);
+  const CANARY_ENV = ['TRITON_MODEL_VERSION', 'CANARY_WEIGHT', 'CANARY_MODEL_NAME', 'CANARY_MODEL_VERSION', 'CANARY_MODEL_CATALOG'];
+
+  test('no version and no canary: none of the rollout environment, so existing pod templates stay as they were', () => {
+    const env = envOf(deployments(sampleResource()).api);
+    for (const name of CANARY_ENV) assert.equal(env[name], undefined, name);
+    assert.equal(env.TRITON_MODEL_NAME, 'centernet');
+  });
+
+  test('a stable version and a canary of another version of the same model: API environment only, the stable catalog shared', () => {
+    const rs = sampleResource();
+    rs.spec.triton.modelVersion = '3';
+    rs.spec.canary = { modelVersion: '4', weight: 10 };
+    const env = envOf(deployments(rs).api);
+    assert.equal(env.TRITON_MODEL_VERSION, '3');
+    assert.equal(env.CANARY_WEIGHT, '10');
+    assert.equal(env.CANARY_MODEL_NAME, 'centernet');
+    assert.equal(env.CANARY_MODEL_VERSION, '4');
+    assert.equal(env.CANARY_MODEL_CATALOG, undefined, "the API's default: the stable model's catalog");
+    assert.deepEqual(loads(rs), ['centernet'], 'one model directory: no extra --load-model');
+    // Weight 0 keeps the canary configured (warm), answering nothing.
+    rs.spec.canary.weight = 0;
+    assert.equal(envOf(deployments(rs).api).CANARY_WEIGHT, '0');
+  });
+
+  test("a canary of another model: Triton loads it too (once), and the API reads that model's catalog", () => {
+    const rs = sampleResource();
+    rs.spec.triton.storageSecretRef = { name: 'model-creds' };
+    rs.spec.canary = { modelName: 'centernet-v2', weight: 25 };
+    let env = envOf(deployments(rs).api);
+    assert.equal(env.CANARY_MODEL_NAME, 'centernet-v2');
+    assert.equal(env.CANARY_MODEL_VERSION, undefined);
+    assert.equal(env.MODEL_CATALOG, 's3://models-bucket/recognition/centernet/catalog.json');
+    assert.equal(env.CANARY_MODEL_CATALOG, 's3://models-bucket/recognition/centernet-v2/catalog.json');
+    assert.deepEqual(loads(rs), ['centernet', 'centernet-v2']);
+    rs.spec.triton.models = ['centernet', 'centernet-v2'];
+    assert.deepEqual(loads(rs), ['centernet', 'centernet-v2'], 'already listed: not twice');
+    rs.spec.triton.modelControlMode = 'poll';
+    rs.spec.triton.models = undefined;
+    assert.deepEqual(loads(rs), [], 'poll mode loads the whole repository anyway');
+
+    // pvc://: the canary model's directory mounted beside the stable one.
+    rs.spec.triton.modelControlMode = 'explicit';
+    rs.spec.triton.storageUri = 'pvc://models/repo';
+    delete rs.spec.triton.storageSecretRef;
+    const api = deployments(rs).api;
+    env = envOf(api);
+    assert.equal(env.CANARY_MODEL_CATALOG, '/etc/recognition/canary-model/catalog.json');
+    assert.deepEqual(
+      api.spec.template.spec.containers[0].volumeMounts.filter((m: Any) => m.name === 'model-repository').map((m: Any) => [m.mountPath, m.subPath]),
+      [['/etc/recognition/model', 'repo/centernet'], ['/etc/recognition/canary-model', 'repo/centernet-v2']],
+    );
+
+    // A ConfigMap catalog: the canary's key is a second file of the same volume.
+    rs.spec.api.catalogConfigMapRef = { name: 'catalogs', key: 'stable.json', canaryKey: 'v2.json' };
+    const withMap = deployments(rs).api;
+    assert.equal(envOf(withMap).CANARY_MODEL_CATALOG, '/etc/recognition/catalog/canary-catalog.json');
+    assert.deepEqual(withMap.spec.template.spec.volumes.find((v: Any) => v.name === 'catalog').configMap.items, [
+      { key: 'stable.json', path: 'catalog.json' },
+      { key: 'v2.json', path: 'canary-catalog.json' },
+    ]);
+    // Without the key (refused by the CRD) no wrong catalog is named: the API sees no CANARY_MODEL_CATALOG.
+    delete rs.spec.api.catalogConfigMapRef.canaryKey;
+    assert.equal(envOf(deployments(rs).api).CANARY_MODEL_CATALOG, undefined);
+  });
+
+  test("a new stable version, a canary of a version, its weight, promotion and abort change the API's pod template only, never Triton's", () => {
+    const base = sampleResource();
+    const before = deployments(base);
+    const steps: Array<[string, (rs: ReturnType<typeof sampleResource>) => void]> = [
+      ['pin a version', (rs) => (rs.spec.triton.modelVersion = '3')],
+      ['canary of version 4 at 10%', (rs) => ((rs.spec.triton.modelVersion = '3'), (rs.spec.canary = { modelVersion: '4', weight: 10 }))],
+      ['raised to 50%', (rs) => ((rs.spec.triton.modelVersion = '3'), (rs.spec.canary = { modelVersion: '4', weight: 50 }))],
+      ['promoted', (rs) => (rs.spec.triton.modelVersion = '4')],
+    ];
+    for (const [what, change] of steps) {
+      const rs = sampleResource();
+      change(rs);
+      const after = deployments(rs);
+      assert.ok(sameJson(after.triton, before.triton), `${what}: Triton's Deployment is unchanged (no restart)`);
+      assert.ok(!sameJson(after.api.spec.template, before.api.spec.template), `${what}: the API rolls`);
+    }
+    // Aborting (removing spec.canary) gives back exactly the template before the canary.
+    const pinned = sampleResource();
+    pinned.spec.triton.modelVersion = '3';
+    const aborted = sampleResource();
+    aborted.spec.triton.modelVersion = '3';
+    aborted.spec.canary = { modelVersion: '4', weight: 10 };
+    delete aborted.spec.canary;
+    assert.ok(sameJson(deployments(aborted), deployments(pinned)));
+
+    // Another model not yet loaded is the one change that rolls Triton (to load it); one listed already is not.
+    const other = sampleResource();
+    other.spec.canary = { modelName: 'centernet-v2', weight: 10 };
+    assert.ok(!sameJson(deployments(other).triton.spec.template, before.triton.spec.template));
+    const listed = sampleResource();
+    listed.spec.triton.models = ['centernet', 'centernet-v2'];
+    const listedBefore = deployments(listed).triton;
+    listed.spec.canary = { modelName: 'centernet-v2', weight: 10 };
+    assert.ok(sameJson(deployments(listed).triton, listedBefore));
+  });
 });

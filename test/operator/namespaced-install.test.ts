@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  ApiextensionsV1Api,
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -21,15 +20,14 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import { RecognitionOperator } from '../../src/operator/operator.js';
+import type { RecognitionOperator } from '../../src/operator/operator.js';
 import { toClientModel } from '../../src/operator/kube.js';
 import type { RecognitionService } from '../../src/operator/api/types.js';
-import { eventually, findTools, startCluster, type TestCluster } from './helpers/cluster.js';
+import { eventually, findTools, installCrds, startCluster, testOperator, type TestCluster } from './helpers/cluster.js';
 
 type Any = any;
 const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CRD_FILE = path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml');
 const SAMPLE = path.join(ROOT, 'crds/samples/recognitionservice-minimal.yaml');
 const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
 const OP_NS = 'recognition-system';
@@ -84,15 +82,8 @@ describe('namespaced install and admission policy against a real kube-apiserver'
   before(async () => {
     cluster = await startCluster(tools!);
     admin = cluster.kubeConfig();
-    const ext = admin.makeApiClient(ApiextensionsV1Api);
     const objects = KubernetesObjectApi.makeApiClient(admin);
-    for (const crd of parseYaml(fs.readFileSync(CRD_FILE, 'utf8'))) {
-      await ext.createCustomResourceDefinition({ body: toClientModel(crd) });
-      await eventually(async () => {
-        const got = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      }, 'CRD established');
-    }
+    await installCrds(admin);
     const core = admin.makeApiClient(CoreV1Api);
     for (const name of [OP_NS, WATCHED, OTHER]) await core.createNamespace({ body: { metadata: { name } } });
 
@@ -179,14 +170,10 @@ describe('namespaced install and admission policy against a real kube-apiserver'
     sample.metadata.namespace = OTHER;
     await custom.createNamespacedCustomObject({ ...GROUP, namespace: OTHER, body: sample });
 
-    operator = new RecognitionOperator({
-      kubeConfig: asOperator,
+    operator = testOperator(asOperator, {
       leaseNamespace: OP_NS,
       identity: 'namespaced',
       namespaces: [WATCHED],
-      leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 400 },
-      backoff: { baseDelayMs: 200, maxDelayMs: 5_000 },
-      capabilitiesTtlMs: 0,
       resyncPeriodMs: 60_000,
       health: { host: '127.0.0.1', port: 0 },
     });

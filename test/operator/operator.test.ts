@@ -12,7 +12,6 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  ApiextensionsV1Api,
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -22,7 +21,6 @@ import {
   AutoscalingV2Api,
   EventsV1Api,
   PatchStrategy,
-  RbacAuthorizationV1Api,
   setHeaderOptions,
   dumpYaml,
   V1MicroTime,
@@ -36,24 +34,28 @@ import { withDefaults } from '../../src/operator/api/defaults.js';
 import { sameJson } from '../../src/operator/status.js';
 import { toClientModel } from '../../src/operator/kube.js';
 import type { Condition, RecognitionService } from '../../src/operator/api/types.js';
-import { eventually, findTools, freePort, startCluster, type TestCluster } from './helpers/cluster.js';
+import {
+  applyChartRbac,
+  eventually,
+  findTools,
+  freePort,
+  installCrds,
+  SERVICE_MONITOR_CRD,
+  startCluster,
+  TEST_OPERATOR_TIMING,
+  type TestCluster,
+} from './helpers/cluster.js';
 
 type Any = any;
 /** Plain JSON objects from (multi-document) YAML. */
 const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CRD_FILE = path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml');
 const SAMPLES = path.join(ROOT, 'crds/samples');
 const GROUP = { group: 'cv.recognition.io', version: 'v1alpha1', plural: 'recognitionservices' };
 const NS = 'team-a';
 const OP_NS = 'recognition-system';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const FAST = {
-  leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 400 },
-  backoff: { baseDelayMs: 200, maxDelayMs: 5_000 },
-  capabilitiesTtlMs: 0,
-  resyncPeriodMs: 60_000,
-};
+const FAST = { ...TEST_OPERATOR_TIMING, resyncPeriodMs: 60_000 };
 
 const { tools, missing } = findTools();
 if (!tools) console.log(`# operator cluster tests skipped: ${missing}`);
@@ -85,12 +87,6 @@ function condition(rs: RecognitionService, type: string): Condition | undefined 
   return rs.status?.conditions?.find((c) => c.type === type);
 }
 
-/** The chart's RBAC, rendered by helm, bound to the test's restricted user instead of the ServiceAccount. */
-function chartRbac(helm: string): KubernetesObject[] {
-  const out = execFileSync(helm, ['template', 'rec', path.join(ROOT, 'charts/recognition-operator'), '--namespace', OP_NS], { encoding: 'utf8' });
-  return (parseYaml(out)).filter((d) => d && ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(d.kind));
-}
-
 describe('operator against a real kube-apiserver', { skip: tools ? false : missing }, () => {
   let cluster: TestCluster;
   let kc: KubeConfig;
@@ -114,43 +110,14 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     apps = kc.makeApiClient(AppsV1Api);
     core = kc.makeApiClient(CoreV1Api);
     objects = KubernetesObjectApi.makeApiClient(kc);
-    const ext = kc.makeApiClient(ApiextensionsV1Api);
 
     // The CRD from crds/, and a minimal stand-in for Prometheus Operator's ServiceMonitor CRD.
-    for (const crd of [
-      ...yamlDocs(CRD_FILE),
-      {
-        apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-        spec: {
-          group: 'monitoring.coreos.com', scope: 'Namespaced',
-          names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-        },
-      } as KubernetesObject,
-    ]) {
-      await ext.createCustomResourceDefinition({ body: toClientModel(crd) });
-      await eventually(async () => {
-        const got = await ext.readCustomResourceDefinition({ name: crd.metadata!.name! });
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      }, `CRD ${crd.metadata!.name} established`);
-    }
+    await installCrds(kc, [SERVICE_MONITOR_CRD]);
     for (const name of [NS, OP_NS]) await core.createNamespace({ body: { metadata: { name } } });
 
     // Run the operator with exactly the chart's RBAC, when helm is there to render it.
-    operatorKc = kc;
-    if (tools!.helm) {
-      const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-      for (const doc of chartRbac(tools!.helm) as Any[]) {
-        if (doc.subjects) doc.subjects = [{ kind: 'User', name: cluster.restricted.name, apiGroup: 'rbac.authorization.k8s.io' }];
-        const body = toClientModel<Any>(doc);
-        if (doc.kind === 'ClusterRole') await rbac.createClusterRole({ body });
-        if (doc.kind === 'ClusterRoleBinding') await rbac.createClusterRoleBinding({ body });
-        if (doc.kind === 'Role') await rbac.createNamespacedRole({ namespace: OP_NS, body });
-        if (doc.kind === 'RoleBinding') await rbac.createNamespacedRoleBinding({ namespace: OP_NS, body });
-      }
-      operatorKc = cluster.kubeConfig(cluster.restricted);
-      rbacFromChart = true;
-    }
+    rbacFromChart = Boolean(tools!.helm);
+    operatorKc = tools!.helm ? await applyChartRbac(cluster, tools!.helm, OP_NS) : kc;
     leader = new RecognitionOperator({ kubeConfig: operatorKc, leaseNamespace: OP_NS, identity: 'operator-a', ...FAST });
     await leader.start();
     await eventually(async () => (leader!.isLeader ? true : undefined), 'operator-a to lead');

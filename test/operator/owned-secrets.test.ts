@@ -6,30 +6,26 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import {
-  ApiextensionsV1Api,
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
   KubernetesObjectApi,
   PatchStrategy,
-  RbacAuthorizationV1Api,
   setHeaderOptions,
   type KubeConfig,
-  type KubernetesObject,
 } from '@kubernetes/client-node';
-import { RecognitionOperator } from '../../src/operator/operator.js';
+import type { RecognitionOperator } from '../../src/operator/operator.js';
 import { toClientModel } from '../../src/operator/kube.js';
 import { SIGNING_SECRET_UID_ANNOTATION } from '../../src/operator/desired/api.js';
 import { CHILD_KINDS } from '../../src/operator/desired/index.js';
 import type { RecognitionService } from '../../src/operator/api/types.js';
-import { eventually, findTools, startCluster, type TestCluster } from './helpers/cluster.js';
+import { applyChartRbac, eventually, findTools, installCrds, SERVICE_MONITOR_CRD, startCluster, testOperator, type TestCluster } from './helpers/cluster.js';
 
 type Any = any;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,13 +34,7 @@ const NS = 'team-s';
 const OP_NS = 'recognition-system';
 const NAME = 'keyless';
 /** A resync far beyond every wait below: what happens in time is the watches' doing. */
-const OPTIONS = {
-  leaseNamespace: OP_NS,
-  leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 400 },
-  backoff: { baseDelayMs: 200, maxDelayMs: 5_000 },
-  capabilitiesTtlMs: 0,
-  resyncPeriodMs: 600_000,
-};
+const OPTIONS = { leaseNamespace: OP_NS, resyncPeriodMs: 600_000 };
 const WATCH_TIMEOUT_MS = 30_000;
 
 const parseYaml = (text: string): Any[] => parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
@@ -63,7 +53,7 @@ describe('the operator watches what it owns and keeps no memory of it', { skip: 
   let operator: RecognitionOperator | undefined;
 
   const start = async (identity: string) => {
-    const op = new RecognitionOperator({ kubeConfig: operatorKc, identity, ...OPTIONS });
+    const op = testOperator(operatorKc, { identity, ...OPTIONS });
     await op.start();
     await eventually(async () => (op.isLeader ? true : undefined), `${identity} to lead`);
     return op;
@@ -109,42 +99,12 @@ describe('the operator watches what it owns and keeps no memory of it', { skip: 
     core = kc.makeApiClient(CoreV1Api);
     apps = kc.makeApiClient(AppsV1Api);
     objects = KubernetesObjectApi.makeApiClient(kc);
-    const ext = kc.makeApiClient(ApiextensionsV1Api);
     // The CRD from crds/, and a stand-in for Prometheus Operator's: ServiceMonitors are children too.
-    for (const crd of [
-      ...parseYaml(fs.readFileSync(path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'), 'utf8')),
-      {
-        apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-        spec: {
-          group: 'monitoring.coreos.com', scope: 'Namespaced',
-          names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-        },
-      },
-    ] as KubernetesObject[]) {
-      await ext.createCustomResourceDefinition({ body: toClientModel(crd) });
-      await eventually(async () => {
-        const got = await ext.readCustomResourceDefinition({ name: crd.metadata!.name! });
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      }, `CRD ${crd.metadata!.name} established`);
-    }
+    await installCrds(kc, [SERVICE_MONITOR_CRD]);
     for (const name of [NS, OP_NS]) await core.createNamespace({ body: { metadata: { name } } });
 
     // Exactly the chart's RBAC (it must let the operator watch Secrets), when helm can render it.
-    operatorKc = kc;
-    if (tools!.helm) {
-      const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-      const rendered = execFileSync(tools!.helm, ['template', 'rec', path.join(ROOT, 'charts/recognition-operator'), '--namespace', OP_NS], { encoding: 'utf8' });
-      for (const doc of parseYaml(rendered)) {
-        if (doc.subjects) doc.subjects = [{ kind: 'User', name: cluster.restricted.name, apiGroup: 'rbac.authorization.k8s.io' }];
-        const body = toClientModel<Any>(doc);
-        if (doc.kind === 'ClusterRole') await rbac.createClusterRole({ body });
-        if (doc.kind === 'ClusterRoleBinding') await rbac.createClusterRoleBinding({ body });
-        if (doc.kind === 'Role') await rbac.createNamespacedRole({ namespace: OP_NS, body });
-        if (doc.kind === 'RoleBinding') await rbac.createNamespacedRoleBinding({ namespace: OP_NS, body });
-      }
-      operatorKc = cluster.kubeConfig(cluster.restricted);
-    }
+    operatorKc = tools!.helm ? await applyChartRbac(cluster, tools!.helm, OP_NS) : kc;
     operator = await start('operator-a');
 
     const rs = parseYaml(fs.readFileSync(path.join(ROOT, 'crds/samples/recognitionservice-minimal.yaml'), 'utf8'))[0];

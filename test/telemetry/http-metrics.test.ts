@@ -134,6 +134,47 @@ test('rate limit, quota and balance refusals are counted by reason', async () =>
   assert.equal(delta('auth'), 0);
 });
 
+test('quota and balance refusals are counted per organisation, only for the organisation refused', async () => {
+  const noQuota = await t.newKey({ quota: 0 });
+  const broke = await t.newKey({ balance: 0 });
+  const call = (k: TestKey, externalId: string) =>
+    t.app.inject({ method: 'POST', url: '/v1/cv/requests/sync', headers: { 'x-api-key': k.key }, payload: { external_id: externalId, image_base64: camera.toString('base64') } });
+  assert.equal((await call(noQuota, 'oq-1')).statusCode, 429);
+  assert.equal((await call(noQuota, 'oq-2')).statusCode, 429);
+  assert.equal((await call(broke, 'ob-1')).statusCode, 402);
+  assert.equal((await call(key, 'ok-1')).statusCode, 200);
+  const text = await scrape();
+  const series = (org: string, limit: string) => sample(text, `organisation_limit_rejections_total{organisation="${org}",limit="${limit}"}`);
+  assert.equal(series(noQuota.orgId, 'quota'), 2);
+  assert.equal(series(noQuota.orgId, 'balance'), undefined);
+  assert.equal(series(broke.orgId, 'balance'), 1);
+  assert.equal(series(key.orgId, 'quota'), undefined, 'an organisation within its limits has no series');
+});
+
+test('refused signed image links are counted as expired or invalid', async () => {
+  const signer = t.app.images.signer;
+  const id = '7a0c7f4e-2b7d-4c39-9a51-3f1f0c2d9e11';
+  const failures = async () => {
+    const text = await scrape();
+    return { expired: sample(text, 'image_url_signature_failures_total{reason="expired"}') ?? 0, invalid: sample(text, 'image_url_signature_failures_total{reason="invalid"}') ?? 0 };
+  };
+  const get = async (link: string) => (await t.app.inject({ method: 'GET', url: new URL(link).pathname + new URL(link).search })).statusCode;
+  const before = await failures();
+  // A link we signed two days ago: authentic, but past its expiry.
+  const stale = signer.sign(id, new Date(Date.now() - 2 * 86_400_000 - t.config.imageUrlTtlSeconds * 1000));
+  assert.equal(await get(stale), 403);
+  // A link signed with another secret (a replica with a different IMAGE_URL_SECRET).
+  const fresh = new URL(signer.sign(id));
+  const other = fresh.searchParams.get('signature')!.startsWith('A') ? 'B' : 'A';
+  fresh.searchParams.set('signature', other + fresh.searchParams.get('signature')!.slice(1));
+  assert.equal(await get(fresh.toString()), 403);
+  assert.equal(await get(`http://cv.test/v1/cv/images/${id}`), 403, 'no signature at all');
+  // A valid link to an image that does not exist is not a signature failure.
+  assert.equal(await get(signer.sign(id)), 404);
+  const after = await failures();
+  assert.deepEqual({ expired: after.expired - before.expired, invalid: after.invalid - before.invalid }, { expired: 1, invalid: 2 });
+});
+
 test('METRICS_PORT: the same registry on a separate server that serves only /metrics', async () => {
   const server = await startMetricsServer(t.services.metrics, { port: 0, host: '127.0.0.1' });
   try {

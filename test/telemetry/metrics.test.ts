@@ -12,6 +12,8 @@ test('domain verbs produce the documented series with bounded labels', async () 
   m.observeBatchSize(3);
   m.countRejection('rate_limit');
   m.countTritonError('UNAVAILABLE');
+  m.countOrganisationLimitRejection('org-1', 'quota');
+  m.countImageUrlSignatureFailure('expired');
   m.setLimiterDegraded(true);
   m.watchPool(() => ({ used: 2, free: 8, pending: 1 }));
   const end = m.trackInFlight();
@@ -26,6 +28,8 @@ test('domain verbs produce the documented series with bounded labels', async () 
   assert.match(text, /batch_images_sum 3/);
   assert.match(text, /rejections_total\{reason="rate_limit"\} 1/);
   assert.match(text, /triton_grpc_errors_total\{code="UNAVAILABLE"\} 1/);
+  assert.match(text, /organisation_limit_rejections_total\{organisation="org-1",limit="quota"\} 1/);
+  assert.match(text, /image_url_signature_failures_total\{reason="expired"\} 1/);
   assert.match(text, /limiter_degraded 1/);
   assert.match(text, /db_pool_connections\{state="pending"\} 1/);
   assert.match(text, /http_requests_in_flight 1/);

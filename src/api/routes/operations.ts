@@ -15,6 +15,8 @@ export interface OperationsRoutesOptions {
   signer: ImageUrlSigner;
   /** Whether the retention sweep removed this request's image (the link then answers 410). */
   imageRemoved: (requestId: string) => Promise<boolean>;
+  /** Counts a refused link (image_url_signature_failures_total). */
+  countSignatureFailure?: (reason: 'expired' | 'invalid') => void;
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -50,7 +52,9 @@ export const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = asy
     async (request, reply) => {
       const { id } = request.params;
       const { expires, signature } = request.query;
-      if (!isUuid(id) || typeof expires !== 'string' || typeof signature !== 'string' || !opts.signer.verify(id, expires, signature)) {
+      const verdict = isUuid(id) && typeof expires === 'string' && typeof signature === 'string' ? opts.signer.check(id, expires, signature) : 'invalid';
+      if (verdict !== 'valid') {
+        opts.countSignatureFailure?.(verdict);
         throw new ApiError('INVALID_IMAGE_SIGNATURE');
       }
       let image: OpenedImage | null;

@@ -72,6 +72,16 @@ const Replicas = (max: number, defaults: { min: number; max: number }, descripti
 
 const PullPolicy = StringEnum(['Always', 'IfNotPresent', 'Never']);
 
+/** A model's directory name in the repository, as Triton's --load-model takes it. */
+const ModelName = (options: SchemaOptions = {}) =>
+  Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$', ...options });
+
+/**
+ * A Triton model version: the number of one of the model's version directories (Triton
+ * ignores directories whose name is not a number or starts with 0), or '' for the newest.
+ */
+const ModelVersion = (options: SchemaOptions = {}) => Type.String({ maxLength: 19, pattern: '^([1-9][0-9]*)?$', ...options });
+
 export const EnvVarSchema = Type.Object({
   name: Type.String({ minLength: 1, pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$' }),
   value: Type.Optional(Type.String()),
@@ -152,6 +162,14 @@ export const ApiSpecSchema = Type.Object(
         {
           name: Type.String({ minLength: 1, maxLength: 253 }),
           key: Type.String({ minLength: 1, maxLength: 253, default: 'catalog.json' }),
+          canaryKey: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 253,
+              description:
+                "Key of the same ConfigMap holding the catalog of spec.canary's model (CANARY_MODEL_CATALOG); required while the canary is another model than triton.modelName.",
+            }),
+          ),
         },
         {
           description:
@@ -217,7 +235,7 @@ export const TritonSpecSchema = Type.Object(
     ),
     modelControlMode: StringEnum(['none', 'explicit', 'poll'], { default: 'explicit' }),
     models: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' }), {
+      Type.Array(ModelName(), {
         description: 'Models loaded at start in explicit mode (default - modelName).',
         maxItems: 64,
       }),
@@ -227,6 +245,11 @@ export const TritonSpecSchema = Type.Object(
       maxLength: 128,
       default: 'centernet',
       description: 'The model the API infers with (TRITON_MODEL_NAME).',
+    }),
+    modelVersion: ModelVersion({
+      default: '',
+      description:
+        "The version of modelName the API asks Triton for (TRITON_MODEL_VERSION); empty: the newest Triton has loaded. Changing it rolls the API pods only: Triton keeps serving every version its config.pbtxt version_policy loads.",
     }),
     gpus: Type.Integer({ minimum: 0, maximum: 16, default: 1, description: 'GPUs per Triton pod; 0 runs on CPU.' }),
     gpuResourceName: Type.String({ default: 'nvidia.com/gpu' }),
@@ -261,6 +284,25 @@ export const TritonSpecSchema = Type.Object(
   },
 );
 
+export const CanarySpecSchema = Type.Object(
+  {
+    modelName: Type.Optional(
+      ModelName({ description: 'The canary model (CANARY_MODEL_NAME); unset - triton.modelName, a canary of another version of the same model.' }),
+    ),
+    modelVersion: Type.Optional(ModelVersion({ description: "The canary's version (CANARY_MODEL_VERSION); unset or empty - the newest Triton has loaded." })),
+    weight: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description:
+        'Percent of requests the API sends to the canary (CANARY_WEIGHT), chosen by a hash of their external_id: the same id stays on one side, and raising the weight only moves ids from stable to canary. 0 - the canary is loaded but answers nothing.',
+    }),
+  },
+  {
+    description:
+      'A canary of another model or version next to the stable one (triton.modelName/modelVersion), taking weight percent of requests. Promote - set triton.modelName/modelVersion to the canary and remove canary; abort - remove canary.',
+  },
+);
+
 const ComponentAutoscalingSchema = Type.Object({
   metrics: Type.Optional(
     Type.Array(Opaque(), {
@@ -275,6 +317,7 @@ const ComponentAutoscalingSchema = Type.Object({
 export const RecognitionServiceSpecSchema = Type.Object({
   api: ApiSpecSchema,
   triton: TritonSpecSchema,
+  canary: Type.Optional(CanarySpecSchema),
   autoscaling: Type.Object(
     {
       enabled: Type.Boolean({ default: true }),
@@ -324,10 +367,20 @@ export const RecognitionServiceSpecSchema = Type.Object({
       "!self.triton.storageUri.startsWith('gs://') || has(self.api.catalogConfigMapRef)",
       'gs:// model storage needs api.catalogConfigMapRef: the API reads the catalog from s3:// or pvc:// storage only',
     ),
+    // Stable and canary are told apart by name and version; the same pair on both sides is no canary.
+    rule(
+      "!has(self.canary) || (has(self.canary.modelName) && self.canary.modelName != self.triton.modelName) || (has(self.canary.modelVersion) ? self.canary.modelVersion : '') != (has(self.triton.modelVersion) ? self.triton.modelVersion : '')",
+      'canary must differ from the stable model (triton.modelName/modelVersion) in modelName or modelVersion',
+    ),
+    // A ConfigMap catalog names one model's labels: another model's canary needs its own key.
+    rule(
+      '!has(self.canary) || !has(self.canary.modelName) || self.canary.modelName == self.triton.modelName || !has(self.api.catalogConfigMapRef) || has(self.api.catalogConfigMapRef.canaryKey)',
+      "a canary of another model needs api.catalogConfigMapRef.canaryKey: the ConfigMap key holding that model's catalog",
+    ),
   ],
 });
 
-export const CONDITION_TYPES = ['ApiReady', 'TritonReady', 'Ready', 'Progressing', 'Degraded'] as const;
+export const CONDITION_TYPES = ['ApiReady', 'TritonReady', 'Ready', 'Progressing', 'Degraded', 'AutoscalingMetricsAvailable'] as const;
 
 /** Status objects are written whole by the operator; the CRD requires none of their fields. */
 function operatorWritten<T extends TObject>(schema: T): T {
@@ -357,8 +410,21 @@ export const ConditionSchema = Type.Object({
   message: Type.String({ maxLength: 32768 }),
 });
 
+const ModelRefSchema = operatorWritten(Type.Object({ name: Type.String(), version: Type.String() }));
+
+/** What the API serves, from the spec: the stable model, and the canary with its share while one is set. */
+export const RolloutStatusSchema = operatorWritten(
+  Type.Object({
+    phase: StringEnum(['Stable', 'Canary']),
+    stable: ModelRefSchema,
+    canary: Type.Optional(ModelRefSchema),
+    canaryWeight: Type.Integer(),
+  }),
+);
+
 export const RecognitionServiceStatusSchema = Type.Object({
   observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),
+  rollout: Type.Optional(RolloutStatusSchema),
   url: Type.Optional(Type.String()),
   api: Type.Optional(ComponentStatusSchema),
   triton: Type.Optional(ComponentStatusSchema),

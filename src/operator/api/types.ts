@@ -6,6 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import type {
   ApiSpecSchema,
+  CanarySpecSchema,
   ConditionSchema,
   EnvVarSchema,
   RecognitionServiceSpecSchema,
@@ -22,6 +23,7 @@ export const PLURAL = 'recognitionservices';
 export type RecognitionServiceSpec = Static<typeof RecognitionServiceSpecSchema>;
 export type ApiSpec = Static<typeof ApiSpecSchema>;
 export type TritonSpec = Static<typeof TritonSpecSchema>;
+export type CanarySpec = Static<typeof CanarySpecSchema>;
 export type EnvVar = Static<typeof EnvVarSchema>;
 export type SecretKeyRef = ApiSpec['databaseUrlSecretRef'];
 export type ReplicaRange = ApiSpec['replicas'];
@@ -36,6 +38,7 @@ export type ConditionType = Condition['type'];
 export type ConditionStatus = Condition['status'];
 export type ComponentStatus = NonNullable<RecognitionServiceStatus['api']>;
 export type FailureRecord = NonNullable<RecognitionServiceStatus['lastFailure']>;
+export type RolloutStatus = NonNullable<RecognitionServiceStatus['rollout']>;
 
 /** The API server's metadata, as far as the operator reads it. */
 export interface ObjectMeta {

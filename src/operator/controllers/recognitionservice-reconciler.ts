@@ -35,7 +35,8 @@ import {
 import type { EventRecorder } from '../events.js';
 import { describeError, HANDOVER_MANAGER, type KubeClient } from '../kube.js';
 import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, recordLeftTo, standingConflicts, withoutFields, type FieldConflict } from '../field-conflicts.js';
-import { computeStatus, sameJson, type ObservedDeployment, type ObservedPod } from '../status.js';
+import { hasAutoscaler } from '../desired/policies.js';
+import { computeStatus, sameJson, type ObservedAutoscaler, type ObservedDeployment, type ObservedPod } from '../status.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
 
@@ -170,6 +171,7 @@ export class RecognitionServiceReconciler {
 
     const caps = await this.kube.capabilities();
     const deployments: Partial<Record<Component, ObservedDeployment>> = {};
+    const autoscalers: Partial<Record<Component, ObservedAutoscaler>> = {};
     let applied = 0;
     let deleted = 0;
     const failures: Failure[] = [];
@@ -185,6 +187,9 @@ export class RecognitionServiceReconciler {
         if (obj.kind === 'Deployment' && result.live) {
           deployments[obj.metadata.labels?.[COMPONENT_LABEL] as Component] = result.live as ObservedDeployment;
         }
+        if (obj.kind === 'HorizontalPodAutoscaler' && result.live) {
+          autoscalers[obj.metadata.labels?.[COMPONENT_LABEL] as Component] = result.live as ObservedAutoscaler;
+        }
       }
       for (const ref of desired.remove) if (await this.removeChild(rs, ref)) deleted++;
     } catch (err) {
@@ -194,6 +199,12 @@ export class RecognitionServiceReconciler {
 
     for (const c of ['api', 'triton'] as const) {
       deployments[c] ??= this.caches.getDeployment(namespace, childName(rs, c));
+      // Its HPA's ScalingActive condition (the HPA controller writes it): only an HPA the spec
+      // asks for and this resource controls, never a leftover or someone else's.
+      if (!autoscalers[c] && hasAutoscaler(withDefaults(rs), c)) {
+        const hpa = this.caches.getChild?.({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', namespace, name: childName(rs, c) });
+        if (hpa && controlledBy(hpa, rs)) autoscalers[c] = hpa as unknown as ObservedAutoscaler;
+      }
     }
     const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name && !p.metadata.deletionTimestamp);
     const now = this.now();
@@ -207,6 +218,7 @@ export class RecognitionServiceReconciler {
         reconcileError: failures.length > 0 ? failures.map((f) => f.message).join('; ') : undefined,
         reconcileReason: failures.length > 0 && failures.every((f) => f.reason === 'FieldConflict') ? 'FieldConflict' : undefined,
         clusterDomain: this.opts.clusterDomain,
+        autoscalers,
       },
       now,
     );
@@ -379,6 +391,12 @@ export class RecognitionServiceReconciler {
     const now = cond(next, 'Degraded');
     if (now?.status === 'True' && (was?.status !== 'True' || was.reason !== now.reason || was.message !== now.message)) {
       events.record(rs, 'Warning', now.reason, 'Reconcile', now.message);
+    }
+    // An HPA that cannot read its metric: the service runs, but will not scale.
+    const wasScaling = cond(rs.status, 'AutoscalingMetricsAvailable');
+    const scaling = cond(next, 'AutoscalingMetricsAvailable');
+    if (scaling?.status === 'False' && (wasScaling?.status !== 'False' || wasScaling.reason !== scaling.reason)) {
+      events.record(rs, 'Warning', 'AutoscalingMetricsUnavailable', 'Reconcile', scaling.message);
     }
     const wasReady = cond(rs.status, 'Ready')?.status === 'True';
     if (cond(next, 'Ready')?.status === 'True' && !wasReady) events.record(rs, 'Normal', 'Ready', 'Reconcile', 'API and Triton are ready');

@@ -9,7 +9,8 @@ import {
   apiUrl,
   type KubeObject,
 } from './naming.js';
-import { catalogCredential, catalogLocation, catalogMounts, catalogVolumes } from './catalog.js';
+import { canaryCatalogLocation, catalogCredential, catalogLocation, catalogMounts, catalogVolumes } from './catalog.js';
+import { ROLLOUT_ENV, rolloutEnv } from './rollout.js';
 import { hasAutoscaler } from './policies.js';
 
 export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
@@ -77,9 +78,15 @@ function podValue(rs: RecognitionService, name: SettingName, setting: Setting<un
 
 /** Environment of the API container, from the settings table of src/settings.ts. Extra env overrides by name. */
 export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
-  const own = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
-    .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
-    .filter((e): e is EnvVar => e !== undefined);
+  // The model version and canary settings come from ./rollout.ts, whatever their `pod` says.
+  const rollout = new Set<string>(ROLLOUT_ENV);
+  const own = [
+    ...(Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
+      .filter(([, setting]) => !rollout.has(setting.env))
+      .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
+      .filter((e): e is EnvVar => e !== undefined),
+    ...rolloutEnv(rs, canaryCatalogLocation(rs)),
+  ];
   const extra = rs.spec.api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
   return [...own.filter((e) => !overridden.has(e.name)), ...extra];

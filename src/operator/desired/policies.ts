@@ -88,6 +88,14 @@ export function tritonNetworkPolicy(rs: RecognitionService): KubeObject | undefi
   };
 }
 
+/**
+ * The label the ServiceMonitor copies from the Services onto every series it scrapes
+ * (spec.targetLabels; Prometheus spells it app_kubernetes_io_name). The chart's alerts,
+ * dashboards and adapter rule select on it, so that another Triton or Node.js service in the
+ * same Prometheus (a KServe Triton exports the same nv_* names) is not taken for ours.
+ */
+export const SCRAPE_TARGET_LABEL = 'app.kubernetes.io/name';
+
 /** One ServiceMonitor scraping the `metrics` port of both Services. */
 export function serviceMonitor(rs: RecognitionService): KubeObject | undefined {
   const sm = rs.spec.monitoring?.serviceMonitor;
@@ -101,6 +109,7 @@ export function serviceMonitor(rs: RecognitionService): KubeObject | undefined {
     metadata: meta,
     spec: {
       selector: { matchLabels: { [INSTANCE_LABEL]: rs.metadata.name, 'app.kubernetes.io/managed-by': FIELD_MANAGER } },
+      targetLabels: [SCRAPE_TARGET_LABEL],
       endpoints: [{ port: 'metrics', path: '/metrics', interval: sm?.interval ?? '30s' }],
     },
   };

@@ -1,6 +1,7 @@
 /** Triton's Deployment and headless Service: pure functions of the RecognitionService. */
 import type { RecognitionService } from '../api/types.js';
 import { hasAutoscaler } from './policies.js';
+import { canaryModel } from './rollout.js';
 import {
   childMeta,
   selectorLabels,
@@ -59,16 +60,28 @@ export function storageCredentials(rs: RecognitionService): { container: Record<
   return { container: { envFrom: [{ secretRef: { name: ref.name } }] }, mounts: [], volumes: [] };
 }
 
+/**
+ * The models Triton loads at start in explicit mode: triton.models (default: modelName), and a
+ * canary of another model unless listed already. Versions are not Triton arguments: which
+ * versions of a model are loaded is its config.pbtxt's version_policy, so a new stable or canary
+ * version changes only the API's environment and never restarts Triton; only a canary of a
+ * model not yet loaded does (a rolling update, one pod at a time).
+ */
+export function loadedModels(rs: RecognitionService): string[] {
+  const t = rs.spec.triton;
+  const models = t.models && t.models.length > 0 ? [...t.models] : [t.modelName];
+  const canary = canaryModel(rs);
+  if (canary?.otherModel && !models.includes(canary.name)) models.push(canary.name);
+  return models;
+}
+
 export function tritonArgs(rs: RecognitionService): string[] {
   const t = rs.spec.triton;
   const args = [
     `--model-repository=${modelStorage(t.storageUri).repository}`,
     `--model-control-mode=${t.modelControlMode}`,
   ];
-  if (t.modelControlMode === 'explicit') {
-    const models = t.models && t.models.length > 0 ? t.models : [t.modelName];
-    for (const m of models) args.push(`--load-model=${m}`);
-  }
+  if (t.modelControlMode === 'explicit') for (const m of loadedModels(rs)) args.push(`--load-model=${m}`);
   if (t.modelControlMode === 'poll') args.push('--repository-poll-secs=30');
   args.push(
     `--http-port=${TRITON_HTTP_PORT}`,

@@ -14,7 +14,6 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import {
-  ApiextensionsV1Api,
   AppsV1Api,
   AutoscalingV2Api,
   CoreV1Api,
@@ -23,14 +22,13 @@ import {
   KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
-  type KubernetesObject,
 } from '@kubernetes/client-node';
 import { RecognitionOperator } from '../../../src/operator/operator.js';
 import { toClientModel } from '../../../src/operator/kube.js';
 import type { Condition, RecognitionService } from '../../../src/operator/api/types.js';
 import { TRITON_QUEUE_METRIC } from '../../../src/operator/desired/policies.js';
 import { FIELD_MANAGER } from '../../../src/operator/desired/naming.js';
-import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
+import { addFakeNodes, eventually, fakeNode, findClusterTools, installCrds, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
 import { startFakeMetricsApi, type FakeMetricsApi } from '../helpers/metrics-api.js';
 
 type Any = any;
@@ -84,14 +82,7 @@ describe('operator on a simulated cluster (kube-controller-manager, kube-schedul
     apps = kc.makeApiClient(AppsV1Api);
     core = kc.makeApiClient(CoreV1Api);
     objects = KubernetesObjectApi.makeApiClient(kc);
-    const ext = kc.makeApiClient(ApiextensionsV1Api);
-    for (const crd of yamlDocs(path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'))) {
-      await ext.createCustomResourceDefinition({ body: toClientModel(crd as KubernetesObject) });
-      await eventually(async () => {
-        const got = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      }, 'CRD established');
-    }
+    await installCrds(kc);
     for (const name of [NS, 'recognition-system']) await core.createNamespace({ body: { metadata: { name } } });
     // Three GPU nodes (tainted, as GPU pools are) and two CPU nodes.
     const gpuTaint = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];

@@ -7,17 +7,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
-import { ApiextensionsV1Api, AppsV1Api, AutoscalingV2Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
+import { AppsV1Api, AutoscalingV2Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { RecognitionOperator } from '../../../src/operator/operator.js';
-import { toClientModel } from '../../../src/operator/kube.js';
 import type { RecognitionService } from '../../../src/operator/api/types.js';
 import { FIELD_MANAGER } from '../../../src/operator/desired/naming.js';
-import { addFakeNodes, eventually, fakeNode, findClusterTools, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
+import { addFakeNodes, eventually, fakeNode, findClusterTools, installCrds, startCluster, startControllers, type TestCluster } from '../helpers/cluster.js';
 
 type Any = any;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -75,13 +72,7 @@ describe('kubectl scale recsvc on a simulated cluster', { skip: tools ? false : 
     custom = kc.makeApiClient(CustomObjectsApi);
     apps = kc.makeApiClient(AppsV1Api);
     core = kc.makeApiClient(CoreV1Api);
-    const ext = kc.makeApiClient(ApiextensionsV1Api);
-    const crd: Any = parseAllDocuments(fs.readFileSync(path.join(ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'), 'utf8'))[0].toJS();
-    await ext.createCustomResourceDefinition({ body: toClientModel(crd as KubernetesObject) });
-    await eventually(async () => {
-      const got = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
-      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-    }, 'CRD established');
+    await installCrds(kc);
     for (const name of [NS, 'recognition-system']) await core.createNamespace({ body: { metadata: { name } } });
     await addFakeNodes(kc, [fakeNode('cpu-0', {}), fakeNode('cpu-1', {})]);
 

@@ -3,15 +3,19 @@
  * loopback ports in a temp dir (no kubelet, scheduler or controllers: tests play their
  * part by writing Deployment and Pod status). Tools come from scripts/k8s-tools.sh.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, KubeConfig, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { toClientModel } from '../../../src/operator/kube.js';
+import { RecognitionOperator, type OperatorOptions } from '../../../src/operator/operator.js';
 import { eventually as poll } from '../../helpers/eventually.js';
+import { REPO_ROOT } from '../../helpers/fixtures.js';
 import { freePort } from '../../helpers/local-server.js';
 
 export interface K8sTools {
@@ -319,4 +323,69 @@ export async function addFakeNodes(kc: KubeConfig, nodes: Array<ReturnType<typeo
   for (const n of nodes) {
     await core.patchNode({ name: n.metadata.name, body: { spec: { taints: n.spec.taints } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   }
+}
+
+/** A minimal stand-in for Prometheus Operator's ServiceMonitor CRD: ServiceMonitors are children of a RecognitionService too. */
+export const SERVICE_MONITOR_CRD: KubernetesObject = {
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+  spec: {
+    group: 'monitoring.coreos.com', scope: 'Namespaced',
+    names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+} as KubernetesObject;
+
+/**
+ * Creates the RecognitionService CRD from crds/ (and any `extra` CRDs) and waits until each is
+ * Established: until then the API server refuses the resources, and informers fail to list.
+ */
+export async function installCrds(kc: KubeConfig, extra: KubernetesObject[] = []): Promise<void> {
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  const text = fs.readFileSync(path.join(REPO_ROOT, 'crds/cv.recognition.io_recognitionservices.yaml'), 'utf8');
+  const crds = parseAllDocuments(text).map((d) => d.toJS() as KubernetesObject).filter(Boolean);
+  for (const crd of [...crds, ...extra]) {
+    const name = crd.metadata!.name!;
+    await ext.createCustomResourceDefinition({ body: toClientModel(crd) });
+    await eventually(async () => {
+      const got = await ext.readCustomResourceDefinition({ name });
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    }, `CRD ${name} established`);
+  }
+}
+
+/**
+ * Applies exactly the RBAC of charts/recognition-operator as `helm template` renders it for
+ * `namespace`, its bindings granting the cluster's restricted user instead of the ServiceAccount,
+ * and returns that user's kubeconfig: an operator run with it has the chart's rights and no more,
+ * so a missing permission fails the test.
+ */
+export async function applyChartRbac(cluster: TestCluster, helm: string, namespace: string): Promise<KubeConfig> {
+  const rbac = cluster.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  const out = execFileSync(helm, ['template', 'rec', path.join(REPO_ROOT, 'charts/recognition-operator'), '--namespace', namespace], { encoding: 'utf8' });
+  type Doc = KubernetesObject & { kind: string; subjects?: unknown[] };
+  for (const doc of parseAllDocuments(out).map((d) => d.toJS() as Doc).filter(Boolean)) {
+    if (doc.subjects) doc.subjects = [{ kind: 'User', name: cluster.restricted.name, apiGroup: 'rbac.authorization.k8s.io' }];
+    const body = toClientModel<never>(doc);
+    if (doc.kind === 'ClusterRole') await rbac.createClusterRole({ body });
+    if (doc.kind === 'ClusterRoleBinding') await rbac.createClusterRoleBinding({ body });
+    if (doc.kind === 'Role') await rbac.createNamespacedRole({ namespace, body });
+    if (doc.kind === 'RoleBinding') await rbac.createNamespacedRoleBinding({ namespace, body });
+  }
+  return cluster.kubeConfig(cluster.restricted);
+}
+
+/**
+ * Lease and retry timings for tests: a standby takes over within seconds, a failed reconcile
+ * is retried within five, and the cluster's API groups are read afresh on every reconcile
+ * (tests add CRDs as they go).
+ */
+export const TEST_OPERATOR_TIMING = {
+  leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 400 },
+  backoff: { baseDelayMs: 200, maxDelayMs: 5_000 },
+  capabilitiesTtlMs: 0,
+} satisfies Partial<OperatorOptions>;
+
+/** An operator with TEST_OPERATOR_TIMING; `options` add to or override it. Not started. */
+export function testOperator(kubeConfig: KubeConfig, options: Omit<OperatorOptions, 'kubeConfig'>): RecognitionOperator {
+  return new RecognitionOperator({ kubeConfig, ...TEST_OPERATOR_TIMING, ...options });
 }
