@@ -96,6 +96,70 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
     assert.ok(!render(OPERATOR_CHART, '--set', 'admissionPolicy.enabled=false').some((d) => d.kind.startsWith('ValidatingAdmissionPolicy')), 'off for clusters before 1.30');
   });
 
+  test("operator chart: a ServiceMonitor for the operator's metrics Service when asked for, with the interval and labels given", () => {
+    assert.ok(!render(OPERATOR_CHART).some((d) => d.kind === 'ServiceMonitor'), 'off by default: the CRD may be missing');
+    const docs = render(OPERATOR_CHART, '--set', 'monitoring.serviceMonitor.enabled=true', '--set', 'monitoring.serviceMonitor.interval=15s', '--set', 'monitoring.serviceMonitor.labels.release=kps');
+    const sm = docs.find((d) => d.kind === 'ServiceMonitor');
+    assert.equal(sm.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(sm.metadata.namespace, 'recognition-system');
+    assert.equal(sm.metadata.labels.release, 'kps', 'extra labels, for the Prometheus that selects by them');
+    assert.deepEqual(sm.spec.namespaceSelector, { matchNames: ['recognition-system'] });
+    assert.deepEqual(sm.spec.endpoints, [{ port: 'metrics', path: '/metrics', interval: '15s', honorLabels: true }]);
+    // It selects exactly the operator's metrics Service, by its labels and a port of that name.
+    const services = docs.filter((d) => d.kind === 'Service');
+    const selected = services.filter((s) => Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v));
+    assert.deepEqual(selected.map((s) => s.metadata.name), ['rec-recognition-operator-metrics']);
+    const port = selected[0].spec.ports.find((p: Any) => p.name === 'metrics');
+    assert.equal(port.targetPort, 'health', "the container's port that serves /metrics");
+    const container = docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0];
+    assert.ok(container.ports.some((p: Any) => p.name === 'health'), 'the target port exists on the pod');
+  });
+
+  test('operator chart: one ConfigMap per Grafana dashboard, with the sidecar label, when asked for', () => {
+    assert.ok(!render(OPERATOR_CHART).some((d) => d.kind === 'ConfigMap'), 'off by default');
+    const dir = path.join(OPERATOR_CHART, 'files/monitoring/dashboards');
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    assert.deepEqual(files, ['api.json', 'k6.json', 'operator.json', 'triton.json']);
+    const docs = render(OPERATOR_CHART, '--set', 'monitoring.dashboards.enabled=true', '--set', 'monitoring.dashboards.annotations.grafana_folder=Recognition');
+    const maps = docs.filter((d) => d.kind === 'ConfigMap');
+    assert.deepEqual(maps.map((m) => Object.keys(m.data)).flat().sort(), files, 'one ConfigMap per file, keyed by the file name');
+    for (const m of maps) {
+      assert.equal(m.metadata.namespace, 'recognition-system');
+      assert.equal(m.metadata.labels.grafana_dashboard, '1', 'the label the Grafana sidecar selects by');
+      assert.equal(m.metadata.annotations.grafana_folder, 'Recognition');
+      const [file, text] = Object.entries(m.data)[0] as [string, string];
+      // Shipped verbatim: Helm must not have read the panels' {{label}} legends as templates.
+      assert.deepEqual(JSON.parse(text), JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), `${file} is the file's dashboard`);
+      assert.match(JSON.parse(text).uid, /^recognition-/);
+    }
+    const relabelled = render(OPERATOR_CHART, '--set', 'monitoring.dashboards.enabled=true', '--set', 'monitoring.dashboards.labels.team=vision');
+    assert.ok(relabelled.filter((d) => d.kind === 'ConfigMap').every((m) => m.metadata.labels.team === 'vision' && !m.metadata.annotations), 'labels from values; no annotations unless given');
+  });
+
+  test('operator chart: a PrometheusRule with the groups of files/monitoring/rules.yaml, runbook links rewritten to runbookBaseUrl', () => {
+    assert.ok(!render(OPERATOR_CHART).some((d) => d.kind === 'PrometheusRule'), 'off by default: the CRD may be missing');
+    const file = parseYaml(fs.readFileSync(path.join(OPERATOR_CHART, 'files/monitoring/rules.yaml'), 'utf8'))[0];
+    const alerts = (groups: Any[]): Any[] => groups.flatMap((g: Any) => g.rules).filter((r: Any) => r.alert);
+    const plain = render(OPERATOR_CHART, '--set', 'monitoring.prometheusRule.enabled=true').find((d) => d.kind === 'PrometheusRule');
+    assert.equal(plain.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(plain.metadata.namespace, 'recognition-system');
+    assert.deepEqual(plain.spec.groups, file.groups, 'the file verbatim when no runbookBaseUrl is set');
+    assert.ok(alerts(plain.spec.groups).some((r) => r.annotations.description.includes('{{ $labels.')), 'alert templates reach Prometheus untouched');
+
+    const base = 'https://runbooks.example.com/recognition/runbooks.md';
+    const rule = render(OPERATOR_CHART, '--set', 'monitoring.prometheusRule.enabled=true', '--set', `monitoring.runbookBaseUrl=${base}`, '--set', 'monitoring.prometheusRule.labels.release=kps')
+      .find((d) => d.kind === 'PrometheusRule');
+    assert.equal(rule.metadata.labels.release, 'kps', 'extra labels, for the Prometheus that selects rules by them');
+    const rendered = alerts(rule.spec.groups);
+    assert.equal(rendered.length, alerts(file.groups).length);
+    for (const [i, want] of alerts(file.groups).entries()) {
+      const anchor = String(want.annotations.runbook_url).replace(/^docs\/runbooks\.md/, '');
+      assert.match(anchor, /^#[a-z0-9-]+$/);
+      assert.equal(rendered[i].annotations.runbook_url, base + anchor, `${want.alert}: the section in the configured runbook`);
+      assert.deepEqual({ ...rendered[i], annotations: { ...rendered[i].annotations, runbook_url: want.annotations.runbook_url } }, want, `${want.alert}: otherwise unchanged`);
+    }
+  });
+
   test('sample chart: the Secret and the RecognitionService that refers to it', () => {
     const docs = render(SAMPLE_CHART, '--set', 'triton.storageCredentials.env.AWS_ACCESS_KEY_ID=x');
     const secret = docs.find((d) => d.kind === 'Secret' && d.metadata.name === 'vision-secrets');

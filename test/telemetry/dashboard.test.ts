@@ -14,7 +14,7 @@ interface Panel {
   targets?: Array<{ expr: string }>;
 }
 
-const dashboard = JSON.parse(readFileSync(path.join(REPO_ROOT, 'deploy/grafana/recognition-service.json'), 'utf8')) as { uid: string; panels: Panel[] };
+const dashboard = JSON.parse(readFileSync(path.join(REPO_ROOT, 'charts/recognition-operator/files/monitoring/dashboards/api.json'), 'utf8')) as { uid: string; panels: Panel[] };
 
 test('every series the dashboard queries is one the service exports', async () => {
   const m = new Metrics();
