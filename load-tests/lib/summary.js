@@ -1,8 +1,9 @@
 // handleSummary for every scenario: the full k6 summary as JSON plus a short report
 // (per-endpoint throughput and latency, the server's processing time, thresholds, failed
 // checks) written to RESULTS_DIR and printed. The runner exits non-zero when k6 does
-// (a crossed threshold gives exit code 99).
-import { RESULTS_DIR, SCENARIO } from './config.js';
+// (a crossed threshold gives exit code 99). SUMMARY_JSON, when set, gets a copy of the
+// JSON at a path the runner chose (its regression gate reads it there).
+import { RESULTS_DIR, SCENARIO, env } from './config.js';
 
 function fmt(v, digits = 0) {
   if (v === undefined || v === null || Number.isNaN(v)) return '-';
@@ -111,10 +112,14 @@ export function summaryHandler(extra) {
     const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
     const base = `${RESULTS_DIR}/${SCENARIO}-${stamp}`;
     const report = textReport(data, extra);
-    return {
+    const json = JSON.stringify(data, null, 2);
+    const out = {
       stdout: `\n${report}\n\nresults: ${base}.json, ${base}.txt\n`,
-      [`${base}.json`]: JSON.stringify(data, null, 2),
+      [`${base}.json`]: json,
       [`${base}.txt`]: `${report}\n`,
     };
+    const copy = env('SUMMARY_JSON', '');
+    if (copy !== '') out[copy] = json;
+    return out;
   };
 }

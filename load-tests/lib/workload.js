@@ -1,6 +1,7 @@
 // What one iteration does, shared by the load, stress, spike, soak and mix scenarios.
 // OP picks it: sync_base64 (default: the throughput question), sync_url, batch, or mix
 // (weighted operations that look up and rate the ids the VU got back).
+import exec from 'k6/execution';
 import * as api from './api.js';
 import { env, envNumber } from './config.js';
 import { IMAGES, pick } from './images.js';
@@ -100,4 +101,20 @@ export function workloadThresholds(op, { abort = false, recognition, lookup } = 
     ...latencyThresholds(limits, { abort }),
     ...processingSeries(endpoints.filter((e) => e.startsWith('sync'))),
   };
+}
+
+/** A comma-separated list of keys (the runner passes WORKLOAD_KEYS so), at least one. */
+export function keyList(spec, name = 'WORKLOAD_KEYS') {
+  const keys = String(spec || '').split(',').map((k) => k.trim()).filter(Boolean);
+  if (keys.length === 0) throw new Error(`${name} is empty: run the scenario through scripts/load.sh, which provisions the keys`);
+  return keys;
+}
+
+/**
+ * The key of this iteration: iterations take the keys in turn, whichever VU runs them, so
+ * every key carries an equal share and the per-key state (limits, quota counters, cache
+ * entries) is spread the way many clients spread it.
+ */
+export function rotatingKey(keys) {
+  return keys[exec.scenario.iterationInTest % keys.length];
 }

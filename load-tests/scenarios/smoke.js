@@ -2,16 +2,21 @@
 // Not a measurement: it proves the deployment answers every call as the contract says.
 // Any failed check or unexpected status fails the run (CI runs it via `npm run load:smoke`).
 // Latency is reported, not judged, unless SMOKE_LATENCY=true: no timing decides a CI pass.
+// Last, a short timed phase (SMOKE_TIMED_CALLS sync calls and lookups, back to back) measures
+// the API relative to the bare model in the same run; scripts/load.sh compares those ratios
+// with load-tests/baseline/smoke.json (load-tests/lib/ratios.js, load-tests/tools/gate.mjs).
 //   env: BASE_URL, API_KEY (high limits, classes *), OTHER_KEY (second key, same org),
-//        IMAGE_BASE_URL (static server with the fixtures), FIXTURES_DIR
+//        IMAGE_BASE_URL (static server with the fixtures), FIXTURES_DIR, SMOKE_TIMED_CALLS (20)
 import { check, group } from 'k6';
 import http from 'k6/http';
+import { Counter, Trend } from 'k6/metrics';
 import * as api from '../lib/api.js';
 import { checkError, isUuid, rateLimitHeaders } from '../lib/checks.js';
-import { BASE_URL, env, envBool, required } from '../lib/config.js';
+import { BASE_URL, env, envBool, envNumber, required } from '../lib/config.js';
 import { IMAGES, MISSING_IMAGE_URL, REFERENCE_IMAGE } from '../lib/images.js';
 import { correctnessThresholds, latencyThresholds, processingSeries, TREND_STATS } from '../lib/thresholds.js';
 import { summaryHandler } from '../lib/summary.js';
+import { MODEL_METRIC, PHASE_CALLS_METRIC, PHASE_METRIC, TIMED_LOOKUP, TIMED_SYNC, ratioReport } from '../lib/ratios.js';
 
 const KEY = required('API_KEY');
 const OTHER_KEY = env('OTHER_KEY', '');
@@ -19,6 +24,11 @@ const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 const RECOGNITION = { p95: 15000, p99: 20000 }; // first calls on a cold CPU model are slow
 const QUICK = { p95: 2000, p99: 3000 };
+const TIMED_CALLS = envNumber('SMOKE_TIMED_CALLS', 20);
+
+const modelInference = new Trend(MODEL_METRIC, true);
+const phaseWall = new Trend(PHASE_METRIC, true);
+const phaseCalls = new Counter(PHASE_CALLS_METRIC);
 
 export const options = {
   scenarios: { smoke: { executor: 'shared-iterations', vus: 1, iterations: 1, maxDuration: '3m' } },
@@ -29,7 +39,9 @@ export const options = {
       sync_base64: RECOGNITION, sync_url: RECOGNITION, batch: RECOGNITION, lookup: QUICK, feedback: QUICK,
       sync_refused: QUICK, batch_refused: QUICK, lookup_refused: QUICK, feedback_refused: QUICK, ops: QUICK,
     }, { reportOnly: !envBool('SMOKE_LATENCY', false) }),
-    ...processingSeries(['sync_base64', 'sync_url']),
+    // The timed phase is judged by the ratio gate, never by a time.
+    ...latencyThresholds({ [TIMED_SYNC]: RECOGNITION, [TIMED_LOOKUP]: QUICK }, { reportOnly: true }),
+    ...processingSeries(['sync_base64', 'sync_url', TIMED_SYNC]),
   },
 };
 
@@ -150,6 +162,44 @@ export default function () {
       'ops: OpenAPI names the four operations': () => ['createSyncCvRequest', 'createBatchCvRequest', 'getRequest', 'submitFeedback'].every((op) => text.includes(op)),
     });
   });
+  group('timed phase', timedPhase);
 }
 
-export const handleSummary = summaryHandler();
+/**
+ * The model's inference time as the service itself counts it: the sum and count of the
+ * inference_duration_seconds histogram on /metrics (every backend and model), so the mean
+ * over a span is Δsum / Δcount. Undefined when /metrics is not on the API's port.
+ */
+function inferenceTotals() {
+  const res = http.get(`${BASE_URL}/metrics`, { tags: { endpoint: 'metrics', name: 'GET /metrics' }, responseCallback: http.expectedStatuses(200, 404) });
+  if (res.status !== 200 || typeof res.body !== 'string') return undefined;
+  let sum = 0;
+  let count = 0;
+  for (const line of res.body.split('\n')) {
+    const m = /^inference_duration_seconds_(sum|count)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+    if (!m) continue;
+    if (m[1] === 'sum') sum += Number(m[2]);
+    else count += Number(m[2]);
+  }
+  return { sum, count };
+}
+
+/** Back-to-back sync calls on the reference image, then lookups, with the model's own time beside them. */
+function timedPhase() {
+  const before = inferenceTotals();
+  const ids = [];
+  const started = Date.now();
+  for (let i = 0; i < TIMED_CALLS; i += 1) {
+    const r = api.sync(REFERENCE_IMAGE, { key: KEY, endpoint: TIMED_SYNC });
+    if (r.body && r.body.request_id) ids.push(r.body.request_id);
+  }
+  phaseWall.add(Date.now() - started);
+  phaseCalls.add(TIMED_CALLS);
+  const after = inferenceTotals();
+  const calls = before && after ? after.count - before.count : 0;
+  // One inference per call is what the ratio assumes; anything else is reported by the gate as not measured.
+  if (calls === TIMED_CALLS) modelInference.add(((after.sum - before.sum) / calls) * 1000);
+  for (const id of ids) api.lookup(id, { key: KEY, endpoint: TIMED_LOOKUP });
+}
+
+export const handleSummary = summaryHandler(ratioReport);
