@@ -119,6 +119,27 @@ function str(
   };
 }
 
+/** The CRD's patterns (src/operator/api/schema.ts): what the operator writes, and nothing else. */
+const MODEL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const MODEL_VERSION = /^([1-9][0-9]*)?$/;
+
+/** A Triton model version: a positive integer without leading zeros, or empty for the server's latest. */
+function modelVersion(env: string, doc: string): Setting<string> {
+  return {
+    env,
+    doc,
+    defaultDoc: 'empty',
+    read: (r) => {
+      const v = r.optional(env) ?? '';
+      if (!MODEL_VERSION.test(v) || v.length > 19) {
+        r.problems.push(`${env} must be a model version, a positive integer such as 2, or empty for the latest (got "${v}")`);
+        return '';
+      }
+      return v;
+    },
+  };
+}
+
 function optionalStr(env: string, doc: string, o: Common & { unset: string }): Setting<string | undefined> {
   return { env, doc, defaultDoc: o.unset, pod: o.pod, read: (r) => r.optional(env) };
 }
@@ -237,7 +258,7 @@ export const SETTINGS = {
     defaultDoc: '`MODEL_NAME`',
     pod: 'operator',
   }),
-  tritonModelVersion: str('TRITON_MODEL_VERSION', "the model version Triton serves; empty: the server's latest", { default: '' }),
+  tritonModelVersion: modelVersion('TRITON_MODEL_VERSION', "the model version Triton serves; empty: the server's latest"),
   publicBaseUrl: {
     env: 'PUBLIC_BASE_URL',
     doc: 'base of the signed `image_url` links',
@@ -299,22 +320,45 @@ export const SETTINGS = {
     doc: 'percent of requests (by a hash of `external_id`) sent to the canary model; `0`: no canary. Needs `TRITON_URL`',
     defaultDoc: '`0`',
     read: (r: Reader, c: Readonly<Record<string, unknown>>): number => {
-      const weight = r.number('CANARY_WEIGHT', 0, 0, 100, true);
+      const raw = r.optional('CANARY_WEIGHT');
+      // Digits only: Number() would take "1e1", "0x1A" or " 5", which the operator never writes.
+      const weight = raw === undefined ? 0 : /^\d+$/.test(raw) && Number(raw) <= 100 ? Number(raw) : undefined;
+      if (weight === undefined) {
+        r.problems.push(`CANARY_WEIGHT must be an integer from 0 to 100 (got "${raw}")`);
+        return 0;
+      }
       if (weight > 0 && c.tritonUrl === undefined) {
         r.problems.push('CANARY_WEIGHT needs TRITON_URL: the embedded ONNX Runtime serves one model, so a canary runs only against Triton');
       }
       return weight;
     },
   } satisfies Setting<number>,
-  canaryModelName: str('CANARY_MODEL_NAME', 'the canary model Triton serves', { default: (c) => String(c.tritonModelName), defaultDoc: '`TRITON_MODEL_NAME`' }),
+  canaryModelName: {
+    env: 'CANARY_MODEL_NAME',
+    doc: 'the canary model Triton serves',
+    defaultDoc: '`TRITON_MODEL_NAME`',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
+      const raw = r.optional('CANARY_MODEL_NAME');
+      // The CRD's model-name pattern: the name is also a label value and part of the routing hash.
+      if (raw !== undefined && !MODEL_NAME.test(raw)) r.problems.push(`CANARY_MODEL_NAME must be a model name of letters, digits, '_', '.' and '-' (got "${raw}")`);
+      return raw ?? String(c.tritonModelName);
+    },
+  } satisfies Setting<string>,
   canaryModelVersion: {
     env: 'CANARY_MODEL_VERSION',
     doc: "the canary model's version; empty: the server's latest",
     defaultDoc: 'empty',
     read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
-      const version = r.optional('CANARY_MODEL_VERSION') ?? '';
-      // The same model and version on both sides would make every comparison meaningless.
-      if (Number(c.canaryWeight) > 0 && c.canaryModelName === c.tritonModelName && version === c.tritonModelVersion) {
+      const version = modelVersion('CANARY_MODEL_VERSION', '').read(r, c);
+      const sameModel = Number(c.canaryWeight) > 0 && c.canaryModelName === c.tritonModelName;
+      // With an empty stable version (Triton's latest) a new canary version, once loaded, is
+      // the latest: both sides would be the canary, and the stable model be gone unnoticed.
+      if (sameModel && c.tritonModelVersion === '') {
+        r.problems.push(
+          `a canary of the same model (CANARY_MODEL_NAME "${String(c.canaryModelName)}") needs TRITON_MODEL_VERSION: with it empty the stable side is whatever version is latest, possibly the canary's`,
+        );
+      } else if (sameModel && version === c.tritonModelVersion) {
+        // The same model and version on both sides would make every comparison meaningless.
         r.problems.push(
           `the canary (CANARY_MODEL_NAME "${String(c.canaryModelName)}", CANARY_MODEL_VERSION "${version}") is the stable model itself (TRITON_MODEL_NAME, TRITON_MODEL_VERSION): give it another version or model`,
         );
@@ -353,6 +397,19 @@ export const SETTINGS = {
   syncTimeoutMs: int('SYNC_TIMEOUT_MS', "sync deadline (and each batch image's), in ms; past it 408", {
     default: 29_000, min: 100, max: 600_000, pod: 'spec', crd: true,
   }),
+  // Read after SYNC_TIMEOUT_MS, which it must stay below.
+  canaryReserveMs: {
+    env: 'CANARY_RESERVE_MS',
+    doc: "of a request routed to the canary, the part of its deadline kept for the stable model, in ms: the canary's own time runs out that much earlier, and the stable model answers in what is left",
+    defaultDoc: '`5000`',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): number => {
+      const v = r.number('CANARY_RESERVE_MS', 5_000, 0, 600_000, true);
+      if (Number(c.canaryWeight) > 0 && v >= Number(c.syncTimeoutMs)) {
+        r.problems.push(`CANARY_RESERVE_MS (${v}) must be below SYNC_TIMEOUT_MS (${String(c.syncTimeoutMs)}): the canary would never get any time`);
+      }
+      return v;
+    },
+  } satisfies Setting<number>,
   batchConcurrency: int('BATCH_CONCURRENCY', 'images of one batch processed at a time', { default: 4, min: 1, max: 10 }),
   bodyLimitBytes: int('BODY_LIMIT_BYTES', 'larger bodies get 413', { default: 15 * MB, min: 1024, defaultDoc: '15 MiB' }),
   imageMaxBase64Bytes: int('IMAGE_MAX_BASE64_BYTES', 'encoded base64 limit', { default: 10 * MB, min: 1, defaultDoc: '10 MiB' }),

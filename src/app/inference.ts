@@ -33,7 +33,7 @@ async function start(config: Readonly<Config>, metrics: Metrics, log: NonNullabl
   // minutes to load), and for an s3:// catalog (it may not be uploaded yet); the embedded
   // ONNX Runtime with a catalog file loads in seconds and is awaited.
   // Outcomes and latency per model and version, on each model's detector (both sides of a canary).
-  const perModel: DecorateDetector = (d, ref) => instrumentModel(d, metrics, ref);
+  const perModel: DecorateDetector = (d, ref, attempt) => instrumentModel(d, metrics, ref, attempt);
   const { detector, backend } =
     config.tritonUrl === undefined && !isRemoteCatalog(config.modelCatalog)
       ? await createDetector(config, instrument).then((r) => ({ ...r, detector: perModel(r.detector, () => r.detector.model) }))

@@ -22,7 +22,9 @@ export async function createDetector(
   try {
     // A backend that failed to start still holds resources (a gRPC channel that keeps reconnecting).
     await backend.start();
-    const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
+    // Triton names the version it serves (the catalog may be shared by versions); ONNX Runtime the catalog's.
+    const model = config.tritonUrl === undefined ? catalog.model : servedModel(backend);
+    const detector = new Detector(backend, { ...catalog, model }, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
     return { detector, backend };
   } catch (err) {
     await backend.close().catch(() => {});
@@ -30,8 +32,17 @@ export async function createDetector(
   }
 }
 
-/** Wraps one model's detector (the composition root counts outcomes per model there); `ref` names that model. */
-export type DecorateDetector = (detector: ObjectDetector, ref: () => ModelRef) => ObjectDetector;
+/** The model and version the backend reports serving. */
+function servedModel(backend: InferenceBackend): ModelRef {
+  const served = backend.metadata();
+  return { name: served.name, version: served.version };
+}
+
+/**
+ * Wraps one model's detector (the composition root counts outcomes per model there); `ref`
+ * names that model; `attempt` 'fallback' is the stable model answering for a failed canary.
+ */
+export type DecorateDetector = (detector: ObjectDetector, ref: () => ModelRef, attempt?: 'first' | 'fallback') => ObjectDetector;
 
 /**
  * For the server: the backend starts in the background (see BackgroundStart), so the API
@@ -39,9 +50,14 @@ export type DecorateDetector = (detector: ObjectDetector, ref: () => ModelRef) =
  * missing file is a configuration error that should stop the start. An s3:// catalog is read
  * in the background too, retried until it is there (it may be uploaded after the API started).
  *
+ * With Triton, each result names the model and version Triton reports serving, canary or
+ * not: after a promotion, or with an empty TRITON_MODEL_VERSION (the latest), the catalog's
+ * version may not be the one answering. The embedded ONNX Runtime names the catalog's.
+ *
  * With a canary (CANARY_WEIGHT above 0, Triton only) a second backend serves the canary model
  * the same way, with its own catalog, and the detector routes each request to one of them
- * (see CanaryDetector); the returned backend is both, ready when both are.
+ * (see CanaryDetector); the returned backend is both, ready when the stable side is (the
+ * canary's state is only reported: BackendPair).
  */
 export async function createDetectorInBackground(
   config: Config,
@@ -51,7 +67,8 @@ export async function createDetectorInBackground(
   decorateDetector: DecorateDetector = (d) => d,
 ): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
   const canary = config.canaryWeight > 0 && config.tritonUrl !== undefined;
-  const stable = await startSide(config, { catalogSetting: 'MODEL_CATALOG', reportServed: canary }, decorate, onError, delays);
+  const reportServed = config.tritonUrl !== undefined;
+  const stable = await startSide(config, { catalogSetting: 'MODEL_CATALOG', reportServed }, decorate, onError, delays);
   if (!canary) return { detector: decorateDetector(stable.detector, stable.ref), backend: stable.backend };
   const canaryConfig: Config = {
     ...config,
@@ -67,7 +84,14 @@ export async function createDetectorInBackground(
     await stable.backend.close().catch(() => {});
     throw err;
   }
-  const detector = new CanaryDetector({ stable: decorateDetector(stable.detector, stable.ref), canary: decorateDetector(second.detector, second.ref) }, config.canaryWeight);
+  const detector = new CanaryDetector(
+    {
+      stable: decorateDetector(stable.detector, stable.ref, 'first'),
+      canary: decorateDetector(second.detector, second.ref, 'first'),
+      fallback: decorateDetector(stable.detector, stable.ref, 'fallback'),
+    },
+    { rollout: { name: config.canaryModelName, version: config.canaryModelVersion }, weight: config.canaryWeight, reserveMs: config.canaryReserveMs },
+  );
   return { detector, backend: new BackendPair(stable.backend, second.backend, label.replace(/^canary /, '')) };
 }
 
@@ -94,8 +118,8 @@ async function startSide(
     if (served.name !== catalog.model.name) {
       throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served.name}"; give the API the catalog of that model (${how.catalogSetting})`);
     }
-    // Two sides of one model may share a catalog (the stable version's): each result then names
-    // the version that answered as Triton reports it, not the catalog's.
+    // Versions of one model may share a catalog (the stable version's): with Triton each result
+    // names the version that answered as Triton reports it, not the catalog's.
     const model = how.reportServed ? { name: served.name, version: served.version } : catalog.model;
     return new Detector(started, { ...catalog, model }, options);
   };

@@ -110,6 +110,6 @@ export interface RequestRepository {
 }
 
 export interface FeedbackRepository {
-  /** Replaces the current rating and appends to the history, atomically. */
-  rate(requestId: string, keyId: string, rating: -1 | 0 | 1): Promise<void>;
+  /** Replaces the current rating and appends to the history, atomically; returns the rating it replaced (null: the first). */
+  rate(requestId: string, keyId: string, rating: -1 | 0 | 1): Promise<-1 | 0 | 1 | null>;
 }

@@ -139,8 +139,9 @@ export class RecognitionService {
   async rate(caller: Caller, requestId: string, rating: -1 | 0 | 1): Promise<void> {
     const r = await this.deps.requests.findById(requestId);
     if (r === null || r.keyId !== caller.keyId) throw new RecognitionRejected('REQUEST_NOT_FOUND', 'Request not found');
-    await this.deps.feedback.rate(requestId, caller.keyId, rating);
-    this.deps.observer?.feedback?.(r.model, rating);
+    const previous = await this.deps.feedback.rate(requestId, caller.keyId, rating);
+    // Posting is an upsert a client may repeat: only a new or changed rating is news to the metrics.
+    if (previous !== rating) this.deps.observer?.feedback?.(r.model, rating);
   }
 
   /**

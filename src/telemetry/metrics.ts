@@ -13,6 +13,8 @@ export type RecognitionOutcome = 'DONE' | 'ERROR' | 'timeout' | 'replay';
 export type RecognitionMode = 'sync' | 'batch';
 /** How one image's inference by one model ended (ModelRecognitionOutcome is not the request's outcome: see countModelRecognition). */
 export type ModelRecognitionOutcome = 'DONE' | 'ERROR' | 'timeout';
+/** 'fallback': the stable model answering a request routed to a canary that failed or had no time left. */
+export type ModelAttempt = 'first' | 'fallback';
 export type RejectionReason = 'auth' | 'rate_limit' | 'quota' | 'balance' | 'validation' | 'overload';
 /** The organisation limits a request can exhaust: the monthly quota or the prepaid balance. */
 export type OrganisationLimit = 'quota' | 'balance';
@@ -34,7 +36,7 @@ export class Metrics {
   private readonly inFlight: Gauge;
   private readonly recognitions: Counter<'outcome' | 'mode'>;
   private readonly inference: Histogram<'backend' | 'model'>;
-  private readonly modelRecognitions: Counter<'model' | 'version' | 'outcome'>;
+  private readonly modelRecognitions: Counter<'model' | 'version' | 'outcome' | 'attempt'>;
   private readonly modelInference: Histogram<'model' | 'version'>;
   private readonly modelFeedback: Counter<'model' | 'version' | 'rating'>;
   private readonly downloadDuration: Histogram<'result'>;
@@ -82,8 +84,8 @@ export class Metrics {
     // versions come from the configuration and the served model, a closed set.
     this.modelRecognitions = new Counter({
       name: 'model_recognitions_total',
-      help: 'Images each model answered (DONE) or failed on (ERROR: inference failed; timeout: the deadline passed during inference), by model and version.',
-      labelNames: ['model', 'version', 'outcome'],
+      help: 'Images each model answered (DONE) or failed on (ERROR: inference failed; timeout: the deadline passed during inference), by model and version; attempt=fallback: the stable model answering for a canary.',
+      labelNames: ['model', 'version', 'outcome', 'attempt'],
       registers,
     });
     this.modelInference = new Histogram({
@@ -95,7 +97,7 @@ export class Metrics {
     });
     this.modelFeedback = new Counter({
       name: 'model_feedback_total',
-      help: 'Feedback ratings given (bad, neutral, good; a changed rating counts again), by the model and version that answered the request.',
+      help: 'Feedback ratings given (bad, neutral, good; a changed rating counts again, the same rating posted again does not), by the model and version that answered the request.',
       labelNames: ['model', 'version', 'rating'],
       registers,
     });
@@ -188,8 +190,8 @@ export class Metrics {
   }
 
   /** At the detector of one model: an image it could not decode is nobody's model outcome and is not counted. */
-  countModelRecognition(model: string, version: string, outcome: ModelRecognitionOutcome): void {
-    this.modelRecognitions.inc({ model, version, outcome });
+  countModelRecognition(model: string, version: string, outcome: ModelRecognitionOutcome, attempt: ModelAttempt = 'first'): void {
+    this.modelRecognitions.inc({ model, version, outcome, attempt });
   }
 
   observeModelInference(model: string, version: string, seconds: number): void {

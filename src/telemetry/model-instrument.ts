@@ -5,7 +5,7 @@
  */
 import { InferenceError, type DetectOptions, type ModelRef, type ObjectDetector } from '../recognition/detection.js';
 import { ImageError } from '../recognition/image-ports.js';
-import type { Metrics, ModelRecognitionOutcome } from './metrics.js';
+import type { Metrics, ModelAttempt, ModelRecognitionOutcome } from './metrics.js';
 
 /** A failure's outcome for the model, or undefined when it is not the model's (an image it could not decode). */
 function failureOutcome(err: unknown, options: DetectOptions | undefined): ModelRecognitionOutcome | undefined {
@@ -15,8 +15,17 @@ function failureOutcome(err: unknown, options: DetectOptions | undefined): Model
   return err instanceof ImageError ? undefined : 'ERROR';
 }
 
-/** `ref` names the model a failure is counted against (the model may not be loaded yet). */
-export function instrumentModel(detector: ObjectDetector, metrics: Metrics, ref: () => ModelRef = () => detector.model): ObjectDetector {
+/**
+ * `ref` names the model a failure is counted against (the model may not be loaded yet).
+ * `attempt`: 'fallback' for the stable model answering a request the canary failed, counted
+ * apart so that each side's first attempts compare like with like.
+ */
+export function instrumentModel(
+  detector: ObjectDetector,
+  metrics: Metrics,
+  ref: () => ModelRef = () => detector.model,
+  attempt: ModelAttempt = 'first',
+): ObjectDetector {
   return {
     get model() {
       return detector.model;
@@ -25,14 +34,14 @@ export function instrumentModel(detector: ObjectDetector, metrics: Metrics, ref:
     async detect(image, options) {
       try {
         const out = await detector.detect(image, options);
-        metrics.countModelRecognition(out.model.name, out.model.version, 'DONE');
+        metrics.countModelRecognition(out.model.name, out.model.version, 'DONE', attempt);
         metrics.observeModelInference(out.model.name, out.model.version, out.timings.inferMs / 1000);
         return out;
       } catch (err) {
         const outcome = failureOutcome(err, options);
         if (outcome !== undefined) {
           const m = ref();
-          metrics.countModelRecognition(m.name, m.version, outcome);
+          metrics.countModelRecognition(m.name, m.version, outcome, attempt);
         }
         throw err;
       }

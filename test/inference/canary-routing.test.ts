@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import type { InferenceBackend } from '../../src/inference/backend.js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server } from '../../src/inference/v2-server/server.js';
 import { buildTestApp, json, type TestApp, type TestKey } from '../helpers/app.js';
@@ -35,17 +36,34 @@ interface Result {
   error?: string;
 }
 
-/** The rule, computed here from the hex digest (the agreed interface, not the service's code). */
-const expectedSide = (id: string, weight: number) => (Number.parseInt(createHash('sha256').update(id).digest('hex').slice(0, 8), 16) % 100 < weight ? 'canary' : 'stable');
+/** The rule, computed here from the hex digest (the agreed interface, not the service's code): salted by the canary's name and version. */
+const expectedSide = (id: string, weight: number) =>
+  Number.parseInt(createHash('sha256').update(`${CANARY.name}:${CANARY.version}:${id}`).digest('hex').slice(0, 8), 16) % 100 < weight ? 'canary' : 'stable';
 
-function serve(models: string[]): Promise<Server> {
+/** `held`: models whose inferences wait until `gate` resolves (a canary that does not answer in time). */
+function serve(models: string[], held: { models: string[]; gate: Promise<void> } = { models: [], gate: Promise.resolve() }): Promise<Server> {
   return startV2Server({
     modelRepository: path.join(dir, 'repo'),
     host: '127.0.0.1',
     grpcPort: 0,
     httpPort: null,
     models,
-    createBackend: (m) => new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 }),
+    createBackend: (m) => {
+      const real = new OnnxRuntimeBackend({ modelPath: m.modelPath, modelName: m.config.name, modelVersion: m.version, threads: 1 });
+      if (!held.models.includes(m.config.name)) return real;
+      const slow: InferenceBackend = {
+        kind: real.kind,
+        start: () => real.start(),
+        metadata: () => real.metadata(),
+        ready: () => real.ready(),
+        infer: async (inputs, options) => {
+          await held.gate;
+          return real.infer(inputs, options);
+        },
+        close: () => real.close(),
+      };
+      return slow;
+    },
   });
 }
 
@@ -160,13 +178,21 @@ test('weight 100: every result names the canary; a class only the canary knows i
     assert.equal(narrowed.status, 'DONE');
 
     const text = await metricsText(t);
-    assert.equal(counter(text, 'model_recognitions_total', `model="${CANARY.name}",version="${CANARY.version}",outcome="DONE"`), 11);
-    assert.equal(counter(text, 'model_recognitions_total', `model="${STABLE.name}",version="${STABLE.version}",outcome="DONE"`), 0);
+    assert.equal(counter(text, 'model_recognitions_total', `model="${CANARY.name}",version="${CANARY.version}",outcome="DONE",attempt="first"`), 11);
+    assert.equal(counter(text, 'model_recognitions_total', `model="${STABLE.name}",version="${STABLE.version}",outcome="DONE",attempt="first"`), 0);
     assert.match(text, new RegExp(`model_inference_duration_seconds_count\\{model="${CANARY.name}",version="${CANARY.version}"\\} 11`));
 
-    const rated = await t.app.inject({ method: 'POST', url: '/v1/cv/feedback', headers: { 'x-api-key': key.key }, payload: { request_id: results[0].request_id, rating: -1 } });
-    assert.equal(rated.statusCode, 200, rated.body);
-    assert.equal(counter(await metricsText(t), 'model_feedback_total', `model="${CANARY.name}",version="${CANARY.version}",rating="bad"`), 1);
+    // Feedback counts a new or changed rating; the same rating posted again (an upsert) does not.
+    const rate = async (rating: number) => {
+      const rated = await t.app.inject({ method: 'POST', url: '/v1/cv/feedback', headers: { 'x-api-key': key.key }, payload: { request_id: results[0].request_id, rating } });
+      assert.equal(rated.statusCode, 200, rated.body);
+      const after = await metricsText(t);
+      return ['bad', 'good'].map((r) => counter(after, 'model_feedback_total', `model="${CANARY.name}",version="${CANARY.version}",rating="${r}"`));
+    };
+    assert.deepEqual(await rate(-1), [1, 0]);
+    assert.deepEqual(await rate(-1), [1, 0], 'the same rating again is not counted');
+    assert.deepEqual(await rate(1), [1, 1], 'a changed rating is');
+    assert.deepEqual(await rate(1), [1, 1]);
   } finally {
     await t.close();
   }
@@ -240,11 +266,39 @@ test('a canary missing on the server: the stable model answers every request, th
     const body = json<{ checks: Record<string, string>; degraded: string[] }>(readyz);
     assert.match(body.checks.canary, /^canary centernet-canary version 2 not ready/);
     assert.deepEqual(body.degraded, ['canary']);
-    // What a rollback decides on: each canary-routed request is a canary ERROR.
+    // What a rollback decides on: each canary-routed request is a canary ERROR, and the
+    // stable model's answers to them are fallbacks, apart from its own first attempts.
     const text = await metricsText(t);
-    assert.equal(counter(text, 'model_recognitions_total', `model="${CANARY.name}",version="${CANARY.version}",outcome="ERROR"`), routedToCanary);
+    const stable = `model="${STABLE.name}",version="${STABLE.version}",outcome="DONE"`;
+    assert.equal(counter(text, 'model_recognitions_total', `model="${CANARY.name}",version="${CANARY.version}",outcome="ERROR",attempt="first"`), routedToCanary);
+    assert.equal(counter(text, 'model_recognitions_total', `${stable},attempt="fallback"`), routedToCanary);
+    // The stable-routed ids, and the one answer the wait above ended on.
+    assert.equal(counter(text, 'model_recognitions_total', `${stable},attempt="first"`), ids.length - routedToCanary + 1);
   } finally {
     await t.close();
     await stableOnly.close({ graceMs: 0 });
+  }
+});
+
+test("a canary slower than its budget (the deadline minus CANARY_RESERVE_MS): a canary timeout, and the stable model answers in the time kept for it", async () => {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slowCanary = await serve([STABLE.name, CANARY.name], { models: [CANARY.name], gate });
+  // The canary may use 8 s - 5 s = 3 s; its inference waits for the gate, opened only after the answer.
+  const t = await buildTestApp({ ...canaryEnv(100, slowCanary.grpcAddress), SYNC_TIMEOUT_MS: '8000', CANARY_RESERVE_MS: '5000' });
+  try {
+    await ready(t);
+    const r = await recognise(t, await t.newKey(), 'slow-canary');
+    assert.equal(r.status, 'DONE', r.error);
+    assert.equal(r.response_code, 200);
+    assert.deepEqual(r.model, STABLE, 'answered by the stable model');
+    const text = await metricsText(t);
+    assert.equal(counter(text, 'model_recognitions_total', `model="${CANARY.name}",version="${CANARY.version}",outcome="timeout",attempt="first"`), 1);
+    assert.equal(counter(text, 'model_recognitions_total', `model="${STABLE.name}",version="${STABLE.version}",outcome="DONE",attempt="fallback"`), 1);
+    assert.equal(counter(text, 'model_recognitions_total', `model="${STABLE.name}",version="${STABLE.version}",outcome="DONE",attempt="first"`), 0);
+  } finally {
+    release();
+    await t.close();
+    await slowCanary.close({ graceMs: 0 });
   }
 });

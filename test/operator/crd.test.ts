@@ -166,22 +166,53 @@ describe('model versions and canary: the CRD as a real kube-apiserver enforces i
     await refusedCreate('same', (o) => ((o.spec.triton.modelName = 'shop'), (o.spec.canary = { modelName: 'shop', weight: 10 })), SAME);
   });
 
+  test("a canary of the same model needs a stable version: with '' the newest loaded, possibly the canary, would be stable", async () => {
+    const NEEDS_VERSION = /a canary of the same model needs triton.modelVersion/;
+    await refusedCreate('unpinned', (o) => (o.spec.canary = { modelVersion: '2', weight: 10 }), NEEDS_VERSION);
+    await refusedCreate('unpinned', (o) => (o.spec.canary = { modelName: 'centernet', modelVersion: '2', weight: 0 }), NEEDS_VERSION);
+    const o = sample('unpinned');
+    o.spec.triton.modelVersion = '1';
+    o.spec.canary = { modelVersion: '2', weight: 10 };
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o });
+    // Unpinning the stable model while its canary runs is refused too.
+    await refusedPatch('unpinned', { spec: { triton: { modelVersion: '' } } }, NEEDS_VERSION);
+  });
+
+  test('a canary of another model must be listed in triton.models in explicit mode, so Triton never restarts for it', async () => {
+    const UNLISTED = /a canary of another model must be listed in triton.models/;
+    await refusedCreate('listed', (o) => (o.spec.canary = { modelName: 'centernet-v2', weight: 10 }), UNLISTED);
+    await refusedCreate('listed', (o) => ((o.spec.triton.models = ['centernet']), (o.spec.canary = { modelName: 'centernet-v2', weight: 10 })), UNLISTED);
+    const o = sample('listed');
+    o.spec.triton.models = ['centernet', 'centernet-v2'];
+    o.spec.canary = { modelName: 'centernet-v2', weight: 10 };
+    const created: Any = await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o });
+    assert.equal(created.spec.canary.modelName, 'centernet-v2', 'another model needs no stable version');
+    // Dropping it from the list while its canary runs is refused; poll and none load every model.
+    await refusedPatch('listed', { spec: { triton: { models: ['centernet'] } } }, UNLISTED);
+    const polled = sample('polled');
+    polled.spec.triton.modelControlMode = 'poll';
+    polled.spec.canary = { modelName: 'centernet-v2', weight: 10 };
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: polled });
+  });
+
   test('a canary of another model with a ConfigMap catalog needs its key', async () => {
     const withMap = (o: Any) => {
       o.spec.triton.storageUri = 'gs://recognition-models/triton';
       delete o.spec.triton.storageSecretRef;
       o.spec.api.catalogConfigMapRef = { name: 'catalogs' };
+      o.spec.triton.models = ['centernet', 'centernet-v2'];
     };
     await refusedCreate('map', (o) => (withMap(o), (o.spec.canary = { modelName: 'centernet-v2', weight: 10 })), /a canary of another model needs api.catalogConfigMapRef.canaryKey/);
     const o = sample('map');
     withMap(o);
+    o.spec.triton.modelVersion = '1';
     o.spec.canary = { modelVersion: '2', weight: 10 };
     await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o });
     await refusedPatch('map', { spec: { canary: { modelName: 'centernet-v2' } } }, /canaryKey/);
     await patch('map', { spec: { api: { catalogConfigMapRef: { canaryKey: 'v2.json' } }, canary: { modelName: 'centernet-v2' } } });
   });
 
-  test('the manual rollout of docs/operator.md: version, canary at 10%, raised, promoted; another canary aborted; status.rollout kept as written', async () => {
+  test('the manual rollouts of docs/operator.md: version, canary at 10%, raised, promoted; another model listed, its canary aborted, then promoted; status.rollout kept as written', async () => {
     await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: sample('rollout') });
     let o = await patch('rollout', { spec: { triton: { modelVersion: '3' } } });
     assert.equal(o.spec.triton.modelVersion, '3');
@@ -193,14 +224,24 @@ describe('model versions and canary: the CRD as a real kube-apiserver enforces i
     o = await patch('rollout', { spec: { triton: { modelVersion: '4' }, canary: null } });
     assert.equal(o.spec.triton.modelVersion, '4');
     assert.equal(o.spec.canary, undefined);
-    // Abort: removing spec.canary.
+    // Another model: listed in triton.models first (Triton restarts once), then its canary.
+    await patch('rollout', { spec: { triton: { models: ['centernet', 'centernet-v2'] } } });
     o = await patch('rollout', { spec: { canary: { modelName: 'centernet-v2', weight: 5 } } });
     assert.equal(o.spec.canary.modelName, 'centernet-v2');
+    // Abort: removing spec.canary.
     o = await patch('rollout', { spec: { canary: null } });
     assert.equal(o.spec.canary, undefined);
+    // Again, then promoted: stable takes the canary's name and version, the canary goes; the
+    // list is untouched, and dropping the old model from it later is a separate, chosen restart.
+    await patch('rollout', { spec: { canary: { modelName: 'centernet-v2', weight: 5 } } });
+    o = await patch('rollout', { spec: { triton: { modelName: 'centernet-v2', modelVersion: '' }, canary: null } });
+    assert.equal(o.spec.triton.modelName, 'centernet-v2');
+    assert.deepEqual(o.spec.triton.models, ['centernet', 'centernet-v2']);
+    o = await patch('rollout', { spec: { triton: { models: ['centernet-v2'] } } });
+    assert.deepEqual(o.spec.triton.models, ['centernet-v2']);
 
     // The status the operator computes is kept whole by the status subresource (nothing pruned).
-    o.spec.canary = { modelName: 'centernet-v2', weight: 5 };
+    o.spec.canary = { modelName: 'centernet', weight: 5 };
     const rollout = rolloutStatus(o);
     const written: Any = await custom.patchNamespacedCustomObjectStatus({ ...GROUP, namespace: NS, name: 'rollout', body: { status: { rollout } } }, merge);
     assert.deepEqual(written.status.rollout, rollout);

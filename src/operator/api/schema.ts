@@ -236,7 +236,7 @@ export const TritonSpecSchema = Type.Object(
     modelControlMode: StringEnum(['none', 'explicit', 'poll'], { default: 'explicit' }),
     models: Type.Optional(
       Type.Array(ModelName(), {
-        description: 'Models loaded at start in explicit mode (default - modelName).',
+        description: 'Models loaded at start in explicit mode (default - modelName). A canary of another model must be listed here; changing the list restarts the Triton pods.',
         maxItems: 64,
       }),
     ),
@@ -294,7 +294,7 @@ export const CanarySpecSchema = Type.Object(
       minimum: 0,
       maximum: 100,
       description:
-        'Percent of requests the API sends to the canary (CANARY_WEIGHT), chosen by a hash of their external_id: the same id stays on one side, and raising the weight only moves ids from stable to canary. 0 - the canary is loaded but answers nothing.',
+        "Percent of requests the API sends to the canary (CANARY_WEIGHT), chosen by a hash of the canary's name and version and each request's external_id: within one canary the same id stays on one side, and raising the weight only moves ids from stable to canary. 0 - the canary is loaded but answers nothing. A change rolls the API pods (it is their environment).",
     }),
   },
   {
@@ -371,6 +371,19 @@ export const RecognitionServiceSpecSchema = Type.Object({
     rule(
       "!has(self.canary) || (has(self.canary.modelName) && self.canary.modelName != self.triton.modelName) || (has(self.canary.modelVersion) ? self.canary.modelVersion : '') != (has(self.triton.modelVersion) ? self.triton.modelVersion : '')",
       'canary must differ from the stable model (triton.modelName/modelVersion) in modelName or modelVersion',
+    ),
+    // With the stable version empty (the newest loaded) a canary version of the same model,
+    // once loaded, would be the newest: both sides the canary. The API refuses it too.
+    rule(
+      "!has(self.canary) || (has(self.canary.modelName) && self.canary.modelName != self.triton.modelName) || (has(self.triton.modelVersion) && self.triton.modelVersion != '')",
+      'a canary of the same model needs triton.modelVersion: with it empty the stable side is the newest version loaded, possibly the canary',
+    ),
+    // Triton's --load-model list must not change when a canary starts, is promoted or aborted
+    // (every Triton pod would restart, and a promotion could unload what older API pods still
+    // use): in explicit mode another model's canary is listed in triton.models beforehand.
+    rule(
+      "!has(self.canary) || !has(self.canary.modelName) || self.canary.modelName == self.triton.modelName || self.triton.modelControlMode != 'explicit' || (has(self.triton.models) && self.canary.modelName in self.triton.models)",
+      'a canary of another model must be listed in triton.models (modelControlMode explicit), so that starting, promoting or aborting it never restarts Triton',
     ),
     // A ConfigMap catalog names one model's labels: another model's canary needs its own key.
     rule(

@@ -2,7 +2,9 @@
  * The model rollout a RecognitionService asks for: the stable model (triton.modelName and
  * modelVersion) and, while spec.canary is set, a canary taking `weight` percent of requests.
  * The API does the routing (by a hash of each request's external_id); the operator only
- * passes it the two models (its environment) and makes Triton load the canary's model.
+ * passes it the two models (its environment). Triton already loads the canary's model: a
+ * version through its config.pbtxt's version_policy, another model because the CRD requires
+ * it in triton.models (explicit mode), so a rollout never restarts Triton.
  */
 import type { EnvVar, RecognitionService } from '../api/types.js';
 
@@ -14,7 +16,7 @@ export interface ModelRef {
 
 export interface Canary extends ModelRef {
   weight: number;
-  /** The canary is another model, not another version of the stable one: its own catalog, its own --load-model. */
+  /** The canary is another model, not another version of the stable one: its own catalog (and, listed in triton.models by the SRE, loaded by Triton). */
   otherModel: boolean;
 }
 

@@ -1,7 +1,6 @@
 /** Triton's Deployment and headless Service: pure functions of the RecognitionService. */
 import type { RecognitionService } from '../api/types.js';
 import { hasAutoscaler } from './policies.js';
-import { canaryModel } from './rollout.js';
 import {
   childMeta,
   selectorLabels,
@@ -61,18 +60,16 @@ export function storageCredentials(rs: RecognitionService): { container: Record<
 }
 
 /**
- * The models Triton loads at start in explicit mode: triton.models (default: modelName), and a
- * canary of another model unless listed already. Versions are not Triton arguments: which
- * versions of a model are loaded is its config.pbtxt's version_policy, so a new stable or canary
- * version changes only the API's environment and never restarts Triton; only a canary of a
- * model not yet loaded does (a rolling update, one pod at a time).
+ * The models Triton loads at start in explicit mode: triton.models (default: modelName).
+ * Versions are not Triton arguments: which versions of a model are loaded is its
+ * config.pbtxt's version_policy, so a new stable or canary version changes only the API's
+ * environment and never restarts Triton. A canary of another model is listed in
+ * triton.models by the SRE (a CRD rule): the operator never adds it, so starting, promoting
+ * or aborting a canary leaves Triton's pods alone; only editing triton.models restarts them.
  */
 export function loadedModels(rs: RecognitionService): string[] {
   const t = rs.spec.triton;
-  const models = t.models && t.models.length > 0 ? [...t.models] : [t.modelName];
-  const canary = canaryModel(rs);
-  if (canary?.otherModel && !models.includes(canary.name)) models.push(canary.name);
-  return models;
+  return t.models && t.models.length > 0 ? [...t.models] : [t.modelName];
 }
 
 export function tritonArgs(rs: RecognitionService): string[] {
