@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # Runs one k6 scenario of load-tests/ against the Recognition API.
 #
-#   scripts/load.sh <scenario> [--target URL] [--grpc-target HOST:PORT] [--start]
+#   scripts/load.sh <scenario> [--target URL] [--grpc-target HOST:PORT] [--start [--prebuilt]]
 #                   [--prometheus URL] [--update-baseline] [-- k6 args]
 #   npm run load -- <scenario> [--target URL]      (a running deployment; default http://127.0.0.1:8080)
 #   npm run load:smoke                             (= scripts/load.sh smoke --start)
 #   npm run load:baseline                          (= scripts/load.sh smoke --start --update-baseline)
+#   npm run load:grpc-gate                         (grpc --start --prebuilt, short phases, gated)
+#   npm run load:grpc-baseline                     (the same with --update-baseline)
 #
 # scenarios: smoke load stress spike soak mix limits grpc workload (load-tests/scenarios/<name>.js)
 # --start    start the service itself on embedded defaults (embedded PostgreSQL in a temp
 #            DATA_DIR, in-process limiter and ONNX Runtime, a free loopback port), and for
 #            `grpc` also `recog inference-server`; both are stopped at the end.
+# --prebuilt with --start: run the compiled service and CLI (dist/, bin/recog.js) as they
+#            are, without `npm start`'s build and model preparation (CI's smoke step has
+#            just done both).
 # --target   base URL of a running deployment. Traffic goes there and to loopback only.
 # --prometheus URL  also send k6's metrics to Prometheus's remote-write receiver
 #            (http://HOST:9090/api/v1/write; or env PROMETHEUS_RW_URL), every series tagged
 #            testid=<scenario>-<UTC time> (printed) to pick the run out in Grafana. A receiver
 #            behind basic auth: K6_PROMETHEUS_RW_USERNAME and K6_PROMETHEUS_RW_PASSWORD in
 #            the environment (k6 reads them), never user:password@ in the URL.
-# --update-baseline  smoke --start only: rewrite load-tests/baseline/smoke.json from this run.
+# --update-baseline  smoke --start or grpc --start only: rewrite
+#            load-tests/baseline/<scenario>.json from this run.
 # smoke --start ends with the regression gate (load-tests/tools/gate.mjs): exit 1 when a
 # ratio of the API to the bare model regressed beyond its margin (SMOKE_GATE=0 skips it).
+# grpc --start (with the inference server it starts and the API on it) does the same with
+# the ratios of the API to ModelInfer alone, load-tests/baseline/grpc.json (GRPC_GATE=0).
 #
 # Before the run it creates the keys over HTTP through the console API, signed in as a
 # console user like a browser (load-tests/tools/console-keys.mjs; no database access),
@@ -51,7 +59,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 SCENARIOS="smoke load stress spike soak mix limits grpc workload"
 
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 scenario=${1:-}
 [ -n "$scenario" ] || usage
@@ -63,6 +71,7 @@ grpc_target=${GRPC_TARGET:-}
 start=false
 prometheus=${PROMETHEUS_RW_URL:-}
 update_baseline=false
+prebuilt=false
 k6_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -74,21 +83,28 @@ while [ $# -gt 0 ]; do
     --prometheus) prometheus=${2:?--prometheus needs the remote-write URL}; shift 2 ;;
     --prometheus=*) prometheus=${1#--prometheus=}; shift ;;
     --update-baseline) update_baseline=true; shift ;;
+    --prebuilt) prebuilt=true; shift ;;
     --) shift; k6_args=("$@"); break ;;
     -h|--help) usage ;;
     *) echo "load.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
 if $start && [ -n "$target" ]; then echo "load.sh: --start and --target exclude each other" >&2; exit 2; fi
-# The baseline's ratios are those of the embedded defaults on this kind of machine.
-if $update_baseline && { [ "$scenario" != smoke ] || ! $start; }; then echo "load.sh: --update-baseline goes with smoke --start" >&2; exit 2; fi
+# The baseline's ratios are those of the setup --start makes on this kind of machine.
+if $update_baseline && { { [ "$scenario" != smoke ] && [ "$scenario" != grpc ]; } || ! $start; }; then
+  echo "load.sh: --update-baseline goes with smoke --start or grpc --start" >&2; exit 2
+fi
+if $prebuilt; then
+  $start || { echo "load.sh: --prebuilt goes with --start" >&2; exit 2; }
+  [ -s dist/server.js ] && [ -s dist/cli/main.js ] || { echo "load.sh: --prebuilt: no dist/ (run npm run build first)" >&2; exit 2; }
+fi
 
 log() { echo "load.sh: $*" >&2; }
 free_port() { node -e 'const s=require("node:net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 http_ok() { node -e 'fetch(process.argv[1],{signal:AbortSignal.timeout(3000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$1"; }
 tcp_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 # The compiled CLI when `npm start` has just built it (much quicker to start), else via tsx.
-recog_compiled=false
+recog_compiled=$prebuilt
 recog() { if $recog_compiled; then node bin/recog.js "$@"; else npm run --silent recog -- "$@"; fi; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/recog-load.XXXXXX")
@@ -152,11 +168,15 @@ if $start; then
   # Embedded defaults: no DATABASE_URL, REDIS_URL or TRITON_URL; a DATA_DIR of its own.
   unset DATABASE_URL REDIS_URL TRITON_URL
   backend_env=()
+  inference_started=false
   if [ "$scenario" = grpc ] && [ -z "$grpc_target" ]; then
     gport=$(free_port); hport=$(free_port)
     grpc_target=127.0.0.1:$gport
     log "starting recog inference-server on $grpc_target (log $work/inference.log)"
-    spawn "$work/inference.log" npm run --silent recog -- inference-server --host 127.0.0.1 --port "$gport" --http-port "$hport"
+    # setsid runs a program, not the recog shell function: the same choice spelt out.
+    if $prebuilt; then recog_cmd=(node bin/recog.js); else recog_cmd=(npm run --silent recog --); fi
+    spawn "$work/inference.log" "${recog_cmd[@]}" inference-server --host 127.0.0.1 --port "$gport" --http-port "$hport"
+    inference_started=true
     if ! wait_for "the inference server" 180 "${pids[-1]}" tcp_open "$grpc_target"; then
       tail -n 40 "$work/inference.log" >&2; exit 1
     fi
@@ -176,7 +196,7 @@ if $start; then
   mkdir -m 755 "$DATA_DIR"
   log "starting the service on $target (DATA_DIR $DATA_DIR, ${backend_env[0]:-embedded inference}, log $work/server.log)"
   spawn "$work/server.log" env PORT="$port" HOST=127.0.0.1 PUBLIC_BASE_URL="$target" "${backend_env[@]}" \
-    IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 "${workload_env[@]}" LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-npm start}
+    IMAGE_FETCH_ALLOW_CIDRS=127.0.0.0/8 "${workload_env[@]}" LOG_LEVEL="${LOG_LEVEL:-warn}" ${SERVER_CMD:-$($prebuilt && echo node dist/server.js || echo npm start)}
   server_pid=${pids[-1]}
   service_started=true
   [ -n "${SERVER_CMD:-}" ] || recog_compiled=true
@@ -325,12 +345,21 @@ if [ "$rc" != 0 ] && $start; then
 fi
 [ -z "$prometheus" ] || log "testid=$testid (k6_http_reqs_total{testid=\"$testid\"})"
 # The regression gate: ratios of this run against the stored baseline, only for the setup
-# the baseline was recorded on (smoke on the embedded defaults) and only after a clean run.
-if [ "$scenario" = smoke ] && $start && [ "$rc" = 0 ]; then
+# the baseline was recorded on (smoke on the embedded defaults; grpc with the inference
+# server started here and the API inferring through it) and only after a clean run.
+gated=false; gate_on=1
+if [ "$scenario" = smoke ] && $start; then gated=true; gate_on=${SMOKE_GATE:-1}; fi
+if [ "$scenario" = grpc ] && $start; then
+  gate_on=${GRPC_GATE:-1}
+  if ${inference_started:-false} && [ "${GRPC_API_BACKEND:-triton}" = triton ]; then gated=true
+  else log "grpc: no regression gate (the baseline is for the API on the inference server --start starts)"; fi
+fi
+if $update_baseline && ! $gated; then log "--update-baseline: not this setup; baseline left as it was"; [ "$rc" != 0 ] || rc=2; fi
+if $gated && [ "$rc" = 0 ]; then
   if $update_baseline; then
-    node load-tests/tools/gate.mjs --update "$summary_json" || rc=$?
-  elif [ "${SMOKE_GATE:-1}" != 0 ]; then
-    node load-tests/tools/gate.mjs "$summary_json" || rc=$?
+    node load-tests/tools/gate.mjs --scenario "$scenario" --update "$summary_json" || rc=$?
+  elif [ "$gate_on" != 0 ]; then
+    node load-tests/tools/gate.mjs --scenario "$scenario" "$summary_json" || rc=$?
   fi
 fi
 exit "$rc"

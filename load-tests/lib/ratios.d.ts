@@ -34,10 +34,25 @@ export const TIMED_LOOKUP: string;
 export const MODEL_METRIC: string;
 export const PHASE_METRIC: string;
 export const PHASE_CALLS_METRIC: string;
-export const RATIOS: ReadonlyArray<{ name: string; better: Better; what: string; compute: (metrics: KSummary['metrics']) => number | undefined }>;
-export function measureRatios(summary: KSummary): Record<string, number | undefined>;
+export interface RatioDef {
+  name: string;
+  better: Better;
+  what: string;
+  compute: (metrics: KSummary['metrics']) => number | undefined;
+}
+export const RATIOS: ReadonlyArray<RatioDef>;
+export const GRPC_INFER: string;
+export const GRPC_API: string;
+export const V2_SNAPS: readonly string[];
+export const V2_FIELDS: readonly string[];
+export const GRPC_RATIOS: ReadonlyArray<RatioDef>;
+export const RATIO_SETS: { smoke: ReadonlyArray<RatioDef>; grpc: ReadonlyArray<RatioDef> };
+export interface ServerView { n: number; queue: number; compute: number; request: number; batch: number }
+export function serverView(metrics: KSummary['metrics'], from: string, to: string): ServerView | undefined;
+export function measureRatios(summary: KSummary, defs?: ReadonlyArray<RatioDef> | number): Record<string, number | undefined>;
 export function allowedValue(entry: Pick<BaselineEntry, 'value' | 'better' | 'margin'>): number;
 export function compareRatios(measured: Record<string, number | undefined>, baseline: Baseline): { ok: boolean; rows: ComparisonRow[] };
 export function formatComparison(result: { rows: ComparisonRow[] }): string;
-export function buildBaseline(runs: Array<Record<string, number | undefined>>, previous: Baseline | undefined, recorded: Record<string, unknown>, defaultMargin?: number): Baseline;
+export function buildBaseline(runs: Array<Record<string, number | undefined>>, previous: Baseline | undefined, recorded: Record<string, unknown>, defaultMargin?: number, defs?: ReadonlyArray<RatioDef>): Baseline;
 export function ratioReport(summary: KSummary): string[];
+export function grpcRatioReport(summary: KSummary): string[];

@@ -1,11 +1,12 @@
-// The smoke run's regression gate: ratios measured within one run, compared with a stored
-// baseline (load-tests/baseline/smoke.json). Only ratios, never absolute times: this
+// The load runs' regression gates: ratios measured within one run, compared with a stored
+// baseline (load-tests/baseline/<scenario>.json: smoke, grpc). Only ratios, never absolute times: this
 // machine's speed varies with whatever else runs on it, and a ratio of two things measured
 // in the same minute on the same cores cancels most of that.
 //
-// Plain ECMAScript without k6 or Node imports: k6 loads it for the smoke report,
+// Plain ECMAScript without k6 or Node imports: k6 loads it for the smoke and grpc reports,
 // load-tests/tools/gate.mjs (Node) for the verdict, test/monitoring/smoke-gate.test.ts for
-// its unit test.
+// its unit test. Each gated scenario is one list of ratio definitions (RATIO_SETS); the
+// measuring, judging and baseline building below are shared by all of them.
 
 /** Endpoint tags of the smoke's timed phase (load-tests/scenarios/smoke.js). */
 export const TIMED_SYNC = 'timed_sync';
@@ -73,11 +74,85 @@ export const RATIOS = [
   },
 ];
 
+/** Endpoint tags of the grpc scenario's two phases (load-tests/scenarios/grpc.js). */
+export const GRPC_INFER = 'model_infer';
+export const GRPC_API = 'sync_base64';
+/** Snapshots of the v2 server's ModelStatistics: before the grpc phase, after it, after the api phase. */
+export const V2_SNAPS = ['start', 'grpc', 'api'];
+export const V2_FIELDS = ['inferences', 'executions', 'success_count', 'success_ns', 'queue_count', 'queue_ns', 'compute_count', 'compute_ns'];
+
+/**
+ * The v2 server's own view of the requests between two snapshots (gauge v2_stat{snap,field}
+ * of grpc.js): { n, queue, compute, request (mean ms each), batch (mean size) }, or
+ * undefined when a snapshot is missing or nothing was served in between.
+ */
+export function serverView(metrics, from, to) {
+  const v = (snap, field) => stat(metrics, `v2_stat{snap:${snap},field:${field}}`, 'value');
+  if (v(from, 'success_count') === undefined || v(to, 'success_count') === undefined) return undefined;
+  const diff = (f) => (v(to, f) ?? 0) - (v(from, f) ?? 0);
+  const n = diff('success_count');
+  if (!(n > 0)) return undefined;
+  const mean = (k) => diff(`${k}_ns`) / Math.max(1, diff(`${k}_count`)) / 1e6;
+  return { n, queue: mean('queue'), compute: mean('compute'), request: mean('success'), batch: diff('inferences') / Math.max(1, diff('executions')) };
+}
+
+const inferTrend = `grpc_req_duration{endpoint:${GRPC_INFER}}`;
+const apiTrend = `http_req_duration{endpoint:${GRPC_API}}`;
+
+/**
+ * The grpc scenario's ratios: the API next to the inference layer alone (ModelInfer on the
+ * same v2 server, same image tensor, same number of callers, phases of equal length) in
+ * the same run. The reference is the inference layer, not the in-process model.
+ */
+export const GRPC_RATIOS = [
+  {
+    name: 'api_throughput_over_infer',
+    better: 'higher',
+    what: 'API sync calls / ModelInfer calls (same callers, same phase length)',
+    compute: (m) => div(stat(m, apiTrend, 'count'), stat(m, inferTrend, 'count')),
+  },
+  {
+    name: 'api_p50_over_infer_p50',
+    better: 'lower',
+    what: 'API sync p50 latency / ModelInfer p50',
+    compute: (m) => div(stat(m, apiTrend, 'med'), stat(m, inferTrend, 'med')),
+  },
+  {
+    name: 'api_p95_over_infer_p95',
+    better: 'lower',
+    what: 'API sync p95 latency / ModelInfer p95',
+    compute: (m) => div(stat(m, apiTrend, 'p(95)'), stat(m, inferTrend, 'p(95)')),
+  },
+  {
+    name: 'api_mean_over_v2_request',
+    better: 'lower',
+    what: 'API sync mean latency / v2 server mean request time in the api phase',
+    compute: (m) => {
+      const sv = serverView(m, 'grpc', 'api');
+      return div(stat(m, apiTrend, 'avg'), sv && sv.request);
+    },
+  },
+  {
+    name: 'v2_request_api_over_grpc_phase',
+    better: 'lower',
+    what: 'v2 server mean request time: api phase / grpc phase (what the API asks of it)',
+    compute: (m) => {
+      const api = serverView(m, 'grpc', 'api');
+      const alone = serverView(m, 'start', 'grpc');
+      return div(api && api.request, alone && alone.request);
+    },
+  },
+];
+
+/** The ratio definitions of each gated scenario; its baseline is load-tests/baseline/<name>.json. */
+export const RATIO_SETS = { smoke: RATIOS, grpc: GRPC_RATIOS };
+
 /** { name: value | undefined } from a k6 summary (the object handleSummary receives). */
-export function measureRatios(summary) {
+export function measureRatios(summary, defs = RATIOS) {
   const metrics = (summary && summary.metrics) || {};
   const out = {};
-  for (const r of RATIOS) out[r.name] = r.compute(metrics);
+  // runs.map(measureRatios) passes the index second: only a list picks another scenario.
+  for (const r of Array.isArray(defs) ? defs : RATIOS) out[r.name] = r.compute(metrics);
   return out;
 }
 
@@ -142,11 +217,11 @@ function median(values) {
 /**
  * A new baseline from one or more runs' measured ratios: the median of each, its observed
  * range, and the margin kept from the previous baseline (else defaultMargin).
- * recorded: free-form facts (when, where, how) stored with it.
+ * recorded: free-form facts (when, where, how) stored with it; defs: the scenario's ratios.
  */
-export function buildBaseline(runs, previous, recorded, defaultMargin = 1.0) {
+export function buildBaseline(runs, previous, recorded, defaultMargin = 1.0, defs = RATIOS) {
   const ratios = {};
-  for (const r of RATIOS) {
+  for (const r of defs) {
     const values = runs.map((run) => run[r.name]).filter((v) => typeof v === 'number' && Number.isFinite(v));
     if (values.length === 0) throw new Error(`ratio ${r.name} was not measured in any run`);
     const old = previous && previous.ratios ? previous.ratios[r.name] : undefined;
@@ -169,5 +244,13 @@ export function ratioReport(summary) {
     + ` model inference mean ${num(stat(m, MODEL_METRIC, 'avg'))} ms (the service's inference_duration_seconds)`,
   'ratios to the bare model (gated by scripts/load.sh against load-tests/baseline/smoke.json)'];
   for (const r of RATIOS) lines.push(`  ${cell(r.name, 36)}${cell(num(measured[r.name]), 9, true)}  ${r.what}`);
+  return lines;
+}
+
+/** Report lines for the grpc summary: each ratio of the API to the inference layer, as measured. */
+export function grpcRatioReport(summary) {
+  const measured = measureRatios(summary, GRPC_RATIOS);
+  const lines = ['', 'ratios of the API to the inference layer (gated by scripts/load.sh grpc --start against load-tests/baseline/grpc.json)'];
+  for (const r of GRPC_RATIOS) lines.push(`  ${cell(r.name, 36)}${cell(num(measured[r.name]), 9, true)}  ${r.what}`);
   return lines;
 }

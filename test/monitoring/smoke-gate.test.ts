@@ -1,5 +1,6 @@
 /**
- * The smoke run's regression gate without k6: load-tests/lib/ratios.js computes ratios from
+ * The load runs' regression gates (smoke, and grpc: the API next to ModelInfer alone) without
+ * k6: load-tests/lib/ratios.js computes ratios from
  * a k6 summary and judges them against a baseline; load-tests/tools/gate.mjs is the command
  * scripts/load.sh runs (its exit code is the verdict). The summaries here are built by hand
  * in the shape k6's handleSummary gives.
@@ -16,11 +17,15 @@ import {
   buildBaseline,
   compareRatios,
   formatComparison,
+  GRPC_RATIOS,
+  grpcRatioReport,
   measureRatios,
   MODEL_METRIC,
   PHASE_CALLS_METRIC,
   PHASE_METRIC,
   RATIOS,
+  serverView,
+  V2_FIELDS,
   type Baseline,
   type KSummary,
 } from '../../load-tests/lib/ratios.js';
@@ -41,6 +46,38 @@ function summary({ model = 40, api = 1, calls = 20 }: { model?: number; api?: nu
 }
 
 const recorded = { at: '2026-11-26T05:00:00Z', host: 'test' };
+
+function near(actual: number | undefined, expected: number) {
+  assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-9, `${actual} ≠ ${expected}`);
+}
+
+/** Cumulative ModelStatistics as grpc.js's snapshots record them (gauge v2_stat{snap,field}). */
+function snapshot(snap: string, counts: Record<string, number>): KSummary['metrics'] {
+  return Object.fromEntries(V2_FIELDS.map((field) => [`v2_stat{snap:${snap},field:${field}}`, { values: { value: counts[field] ?? 0 } }]));
+}
+
+/**
+ * A grpc summary: ModelInfer takes `infer` ms at the client, the v2 server `server` ms per
+ * request; the API's latency scales with `api`, and what it asks of the server with `ask`.
+ */
+function grpcSummary({ infer = 100, server = 80, api = 1, ask = 1, calls = 200 }: { infer?: number; server?: number; api?: number; ask?: number; calls?: number } = {}): KSummary {
+  const apiCalls = Math.round(calls / (1.5 * api));
+  const ms = 1e6;
+  // Phase 1: `calls` requests of `server` ms in batches of 1; phase 2: apiCalls of server × ask ms in pairs.
+  const grpc = { inferences: calls, executions: calls, success_count: calls, success_ns: calls * server * ms, queue_count: calls, queue_ns: calls * 2 * ms, compute_count: calls, compute_ns: calls * (server - 2) * ms };
+  const after = { ...grpc };
+  after.inferences += apiCalls; after.executions += apiCalls / 2; after.success_count += apiCalls; after.success_ns += apiCalls * server * ask * ms;
+  after.queue_count += apiCalls; after.compute_count += apiCalls;
+  return {
+    metrics: {
+      'grpc_req_duration{endpoint:model_infer}': { values: { count: calls, med: infer, 'p(95)': infer * 1.4, avg: infer * 1.1 } },
+      'http_req_duration{endpoint:sync_base64}': { values: { count: apiCalls, med: infer * 1.5 * api, 'p(95)': infer * 2.4 * api, avg: infer * 1.6 * api } },
+      ...snapshot('start', {}),
+      ...snapshot('grpc', grpc),
+      ...snapshot('api', after),
+    },
+  };
+}
 
 describe('smoke regression gate: ratios', () => {
   it('measures every ratio relative to the model in the same run', () => {
@@ -110,6 +147,52 @@ describe('smoke regression gate: ratios', () => {
   });
 });
 
+describe('grpc regression gate: ratios of the API to the inference layer', () => {
+  it('reads the v2 server\'s own view between two snapshots', () => {
+    const m = grpcSummary().metrics;
+    const alone = serverView(m, 'start', 'grpc')!;
+    assert.equal(alone.n, 200);
+    near(alone.request, 80);
+    near(alone.queue, 2);
+    near(alone.batch, 1);
+    const api = serverView(m, 'grpc', 'api')!;
+    assert.equal(api.n, 133);
+    near(api.batch, 2);
+    // A missing snapshot, or nothing served in between: no view rather than a made-up one.
+    assert.equal(serverView(m, 'api', 'missing'), undefined);
+    assert.equal(serverView(m, 'api', 'api'), undefined);
+  });
+
+  it('measures the API against ModelInfer in the same run', () => {
+    const r = measureRatios(grpcSummary(), GRPC_RATIOS);
+    near(r.api_throughput_over_infer, 133 / 200);
+    near(r.api_p50_over_infer_p50, 1.5);
+    near(r.api_p95_over_infer_p95, 2.4 / 1.4);
+    near(r.api_mean_over_v2_request, 160 / 80);
+    near(r.v2_request_api_over_grpc_phase, 1);
+    // Everything twice as slow (client and server): the same ratios.
+    const slow = measureRatios(grpcSummary({ infer: 200, server: 160 }), GRPC_RATIOS);
+    for (const def of GRPC_RATIOS) assert.ok(Math.abs(slow[def.name]! - r[def.name]!) < 1e-12, def.name);
+    // The API asking three times as much of the server per call shows in the last ratio.
+    near(measureRatios(grpcSummary({ ask: 3 }), GRPC_RATIOS).v2_request_api_over_grpc_phase, 3);
+    // The smoke's ratios are not measured from a grpc run, and the other way round.
+    for (const def of RATIOS) assert.equal(measureRatios(grpcSummary())[def.name], undefined, def.name);
+    for (const def of GRPC_RATIOS) assert.equal(measureRatios(summary(), GRPC_RATIOS)[def.name], undefined, def.name);
+    assert.match(grpcRatioReport(grpcSummary()).join('\n'), /api_p50_over_infer_p50\s+1\.500/);
+  });
+
+  it('leaves the API ratios unmeasured without an API phase, so the gate fails', () => {
+    const s = grpcSummary();
+    delete s.metrics['http_req_duration{endpoint:sync_base64}'];
+    for (const f of V2_FIELDS) delete s.metrics[`v2_stat{snap:api,field:${f}}`];
+    const r = measureRatios(s, GRPC_RATIOS);
+    for (const def of GRPC_RATIOS) assert.equal(r[def.name], undefined, def.name);
+    const baseline = buildBaseline([measureRatios(grpcSummary(), GRPC_RATIOS)], undefined, recorded, 1, GRPC_RATIOS);
+    assert.deepEqual(Object.keys(baseline.ratios), GRPC_RATIOS.map((d) => d.name));
+    assert.equal(compareRatios(r, baseline).ok, false);
+  });
+});
+
 describe('smoke regression gate: load-tests/tools/gate.mjs', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'recog-gate-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -146,17 +229,42 @@ describe('smoke regression gate: load-tests/tools/gate.mjs', () => {
     assert.match(none.stderr, /no baseline/);
   });
 
-  it('the committed baseline names every ratio with a margin and how it was recorded', () => {
-    const committed = JSON.parse(readFileSync(path.join(REPO_ROOT, 'load-tests', 'baseline', 'smoke.json'), 'utf8')) as Baseline;
-    assert.deepEqual(Object.keys(committed.ratios).sort(), RATIOS.map((r) => r.name).sort());
-    for (const [name, e] of Object.entries(committed.ratios)) {
-      assert.ok(e.value > 0 && e.margin > 0, name);
-      assert.equal(e.better, RATIOS.find((r) => r.name === name)!.better, name);
-      // The margin must clear the spread that was observed when it was set.
-      assert.ok(e.observed, name);
-      if (e.better === 'lower') assert.ok(e.observed.max <= allowedValue(e), name);
-      else assert.ok(e.observed.min >= allowedValue(e), name);
-    }
-    assert.ok(typeof committed.recorded?.at === 'string' && typeof committed.recorded?.host === 'string');
+  it('grpc: --scenario grpc records and judges the grpc ratios', () => {
+    const baselineFile = path.join(dir, 'grpc.json');
+    const up = gate('--scenario', 'grpc', '--update', write('g1.json', grpcSummary()), write('g2.json', grpcSummary({ api: 1.1 })), '--baseline', baselineFile);
+    assert.equal(up.status, 0, up.stderr);
+    const stored = JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline;
+    assert.deepEqual(Object.keys(stored.ratios), GRPC_RATIOS.map((d) => d.name));
+    assert.match(String(stored.recorded!.command), /scripts\/load\.sh grpc --start/);
+
+    const same = gate('--scenario', 'grpc', write('g-same.json', grpcSummary({ infer: 300, server: 240 })), '--baseline', baselineFile);
+    assert.equal(same.status, 0, same.stdout + same.stderr);
+    assert.match(same.stdout, /grpc: ratios of the API to the inference layer/);
+    // The API three times slower around an unchanged inference layer: beyond a margin of 1.
+    const slow = gate('--scenario', 'grpc', write('g-slow.json', grpcSummary({ api: 3 })), '--baseline', baselineFile);
+    assert.equal(slow.status, 1, slow.stdout + slow.stderr);
+    assert.match(slow.stdout, /api_p50_over_infer_p50\s+\S+\s+4\.500\s+<= \S+\s+REGRESSED/);
+    assert.match(slow.stdout, /api_throughput_over_infer\s+\S+\s+0\.220\s+>= \S+\s+REGRESSED/);
+    // A smoke summary judged as grpc measures nothing: fail, not a silent pass.
+    const wrong = gate('--scenario', 'grpc', write('g-wrong.json', summary()), '--baseline', baselineFile);
+    assert.equal(wrong.status, 1);
+    assert.match(wrong.stdout, /NOT MEASURED/);
+    assert.equal(gate('--scenario', 'nope', write('g-nope.json', summary())).status, 2);
   });
+
+  for (const [scenario, defs] of [['smoke', RATIOS], ['grpc', GRPC_RATIOS]] as const) {
+    it(`the committed ${scenario} baseline names every ratio with a margin and how it was recorded`, () => {
+      const committed = JSON.parse(readFileSync(path.join(REPO_ROOT, 'load-tests', 'baseline', `${scenario}.json`), 'utf8')) as Baseline;
+      assert.deepEqual(Object.keys(committed.ratios).sort(), defs.map((r) => r.name).sort());
+      for (const [name, e] of Object.entries(committed.ratios)) {
+        assert.ok(e.value > 0 && e.margin > 0, name);
+        assert.equal(e.better, defs.find((r) => r.name === name)!.better, name);
+        // The margin must clear the spread that was observed when it was set.
+        assert.ok(e.observed, name);
+        if (e.better === 'lower') assert.ok(e.observed.max <= allowedValue(e), name);
+        else assert.ok(e.observed.min >= allowedValue(e), name);
+      }
+      assert.ok(typeof committed.recorded?.at === 'string' && typeof committed.recorded?.host === 'string');
+    });
+  }
 });
