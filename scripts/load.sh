@@ -6,7 +6,7 @@
 #   npm run load -- <scenario> [--target URL]      (a running deployment; default http://127.0.0.1:8080)
 #   npm run load:smoke                             (= scripts/load.sh smoke --start)
 #   npm run load:baseline                          (= scripts/load.sh smoke --start --update-baseline)
-#   npm run load:grpc-gate                         (grpc --start --prebuilt, short phases, gated)
+#   npm run load:grpc-gate                         (grpc --start, short phases, gated; CI adds -- --prebuilt)
 #   npm run load:grpc-baseline                     (the same with --update-baseline)
 #
 # scenarios: smoke load stress spike soak mix limits grpc workload (load-tests/scenarios/<name>.js)
