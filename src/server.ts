@@ -95,8 +95,11 @@ export async function gracefulShutdown(opts: {
   return { drained };
 }
 
-/** Runs until SIGTERM/SIGINT, then shuts down gracefully. */
-export async function runServer(config: Readonly<Config>): Promise<void> {
+/**
+ * Runs until SIGTERM/SIGINT, shuts down gracefully, then exits the process (with 0 when it
+ * drained): once everything is closed and flushed, nothing left open may delay the exit.
+ */
+export async function runServer(config: Readonly<Config>): Promise<never> {
   const logger = pino(loggerOptions(config.logLevel));
   // Standard OTEL_* variables switch on OTLP trace export; without them tracing costs nothing.
   const tracing = await startTracing(process.env);
@@ -109,8 +112,8 @@ export async function runServer(config: Readonly<Config>): Promise<void> {
           await tracing.shutdown().catch(() => {}); // flushes the last spans
           process.exitCode = drained ? 0 : 1;
           // Everything is closed; whatever still holds the event loop open (a client's
-          // reconnect timer, a pooled socket) would keep a pod Terminating until SIGKILL at
-          // the end of its grace period. Named here, so it can be found and closed at source.
+          // reconnect timer, a pooled socket) is a leak the exit below hides. Named here, so
+          // it can be found and closed at source.
           // (stdout and stderr count as PipeWrap or TTYWrap once written to; they hold nothing.)
           const holding = process.getActiveResourcesInfo().filter((r) => r !== 'PipeWrap' && r !== 'TTYWrap');
           if (holding.length > 0) logger.warn({ holding }, 'exiting with handles still open');
@@ -126,6 +129,7 @@ export async function runServer(config: Readonly<Config>): Promise<void> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   });
+  process.exit();
 }
 
 async function main(): Promise<void> {
@@ -141,8 +145,6 @@ async function main(): Promise<void> {
   }
   try {
     await runServer(config);
-    // Shut down and flushed: exit now rather than wait for the event loop to empty.
-    process.exit();
   } catch (err) {
     process.stderr.write(`recognition-service failed to start: ${(err as Error).message}\n`);
     process.exit(1);

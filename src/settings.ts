@@ -28,7 +28,9 @@ export class Reader {
     const raw = this.optional(name);
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (!(integer ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
+    // An integer is written in decimal digits: Number() alone would take "1e1", "0x1A" or " 5".
+    const written = integer ? /^-?\d+$/.test(raw) && Number.isInteger(n) : Number.isFinite(n);
+    if (!written || n < min || n > max) {
       this.problems.push(`${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max} (got "${raw}")`);
       return fallback;
     }
@@ -39,7 +41,8 @@ export class Reader {
 /**
  * Where the operator takes a setting's value for the API pods: the field of the same name
  * in spec.api ('spec'), a Secret named by a spec.api field ({ secretRef }), or computed by
- * the operator itself ('operator', see src/operator/desired/api.ts). No `pod`: left unset.
+ * the operator itself ('operator', see src/operator/desired/api.ts; it may still leave it unset
+ * where the API's default is right). No `pod`: left unset.
  */
 export type PodSource = 'spec' | 'operator' | { secretRef: string } | StorageSecretKey;
 
@@ -121,14 +124,22 @@ function str(
 
 /** The CRD's patterns (src/operator/api/schema.ts): what the operator writes, and nothing else. */
 const MODEL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** A catalog is a file (resolved to an absolute path) or an s3://bucket/key object. */
+function catalogLocation(r: Reader, env: string, raw: string): string {
+  if (!raw.startsWith('s3://')) return path.resolve(raw);
+  if (!S3_OBJECT.test(raw)) r.problems.push(`${env} must be a file or s3://bucket/key (got "${raw}")`);
+  return raw;
+}
 const MODEL_VERSION = /^([1-9][0-9]*)?$/;
 
 /** A Triton model version: a positive integer without leading zeros, or empty for the server's latest. */
-function modelVersion(env: string, doc: string): Setting<string> {
+function modelVersion(env: string, doc: string, o: Common = {}): Setting<string> {
   return {
     env,
     doc,
     defaultDoc: 'empty',
+    pod: o.pod,
     read: (r) => {
       const v = r.optional(env) ?? '';
       if (!MODEL_VERSION.test(v) || v.length > 19) {
@@ -258,7 +269,7 @@ export const SETTINGS = {
     defaultDoc: '`MODEL_NAME`',
     pod: 'operator',
   }),
-  tritonModelVersion: modelVersion('TRITON_MODEL_VERSION', "the model version Triton serves; empty: the server's latest"),
+  tritonModelVersion: modelVersion('TRITON_MODEL_VERSION', "the model version Triton serves; empty: the server's latest", { pod: 'operator' }),
   publicBaseUrl: {
     env: 'PUBLIC_BASE_URL',
     doc: 'base of the signed `image_url` links',
@@ -277,9 +288,7 @@ export const SETTINGS = {
     read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
       const raw = r.optional('MODEL_CATALOG');
       if (raw === undefined) return path.join(String(c.modelRepository), String(c.modelName), 'catalog.json');
-      if (!raw.startsWith('s3://')) return path.resolve(raw);
-      if (!S3_OBJECT.test(raw)) r.problems.push(`MODEL_CATALOG must be a file or s3://bucket/key (got "${raw}")`);
-      return raw;
+      return catalogLocation(r, 'MODEL_CATALOG', raw);
     },
   } satisfies Setting<string>,
   // An s3:// catalog lives in the model repository, which need not be the image store's
@@ -317,16 +326,11 @@ export const SETTINGS = {
   // model or version on the same Triton. Read after the stable model's settings they default to.
   canaryWeight: {
     env: 'CANARY_WEIGHT',
+    pod: 'operator',
     doc: 'percent of requests (by a hash of `external_id`) sent to the canary model; `0`: no canary. Needs `TRITON_URL`',
     defaultDoc: '`0`',
     read: (r: Reader, c: Readonly<Record<string, unknown>>): number => {
-      const raw = r.optional('CANARY_WEIGHT');
-      // Digits only: Number() would take "1e1", "0x1A" or " 5", which the operator never writes.
-      const weight = raw === undefined ? 0 : /^\d+$/.test(raw) && Number(raw) <= 100 ? Number(raw) : undefined;
-      if (weight === undefined) {
-        r.problems.push(`CANARY_WEIGHT must be an integer from 0 to 100 (got "${raw}")`);
-        return 0;
-      }
+      const weight = r.number('CANARY_WEIGHT', 0, 0, 100, true);
       if (weight > 0 && c.tritonUrl === undefined) {
         r.problems.push('CANARY_WEIGHT needs TRITON_URL: the embedded ONNX Runtime serves one model, so a canary runs only against Triton');
       }
@@ -335,17 +339,20 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   canaryModelName: {
     env: 'CANARY_MODEL_NAME',
+    pod: 'operator',
     doc: 'the canary model Triton serves',
     defaultDoc: '`TRITON_MODEL_NAME`',
     read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
       const raw = r.optional('CANARY_MODEL_NAME');
-      // The CRD's model-name pattern: the name is also a label value and part of the routing hash.
+      // The CRD's model-name pattern: the name is part of the routing hash (and, like the
+      // stable model's, a label value of the model_* series).
       if (raw !== undefined && !MODEL_NAME.test(raw)) r.problems.push(`CANARY_MODEL_NAME must be a model name of letters, digits, '_', '.' and '-' (got "${raw}")`);
       return raw ?? String(c.tritonModelName);
     },
   } satisfies Setting<string>,
   canaryModelVersion: {
     env: 'CANARY_MODEL_VERSION',
+    pod: 'operator',
     doc: "the canary model's version; empty: the server's latest",
     defaultDoc: 'empty',
     read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
@@ -368,6 +375,7 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   canaryModelCatalog: {
     env: 'CANARY_MODEL_CATALOG',
+    pod: 'operator',
     doc: "the canary model's catalog, a file or `s3://bucket/key` as `MODEL_CATALOG`",
     defaultDoc: '`MODEL_CATALOG` for a version of the same model',
     read: (r: Reader, c: Readonly<Record<string, unknown>>): string => {
@@ -379,9 +387,7 @@ export const SETTINGS = {
         }
         return String(c.modelCatalog);
       }
-      if (!raw.startsWith('s3://')) return path.resolve(raw);
-      if (!S3_OBJECT.test(raw)) r.problems.push(`CANARY_MODEL_CATALOG must be a file or s3://bucket/key (got "${raw}")`);
-      return raw;
+      return catalogLocation(r, 'CANARY_MODEL_CATALOG', raw);
     },
   } satisfies Setting<string>,
   scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),

@@ -50,6 +50,10 @@ test('every setting the operator passes to the API pods reaches their environmen
       publicEndpoint: 'https://images.example.com',
     },
   };
+  // A pinned version and a canary of another model: every rollout setting is written then.
+  rs.spec.triton.modelVersion = '3';
+  rs.spec.triton.models = [rs.spec.triton.modelName, 'shop-v2'];
+  rs.spec.canary = { modelName: 'shop-v2', modelVersion: '1', weight: 10 };
   const env = new Map(apiEnv(rs).map((e) => [e.name, e]));
   const apiFields = Object.keys(ApiSpecSchema.properties);
   for (const [name, s] of Object.entries(SETTINGS) as Array<[string, Setting<unknown>]>) {

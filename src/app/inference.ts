@@ -36,7 +36,7 @@ async function start(config: Readonly<Config>, metrics: Metrics, log: NonNullabl
   const perModel: DecorateDetector = (d, ref, attempt) => instrumentModel(d, metrics, ref, attempt);
   const { detector, backend } =
     config.tritonUrl === undefined && !isRemoteCatalog(config.modelCatalog)
-      ? await createDetector(config, instrument).then((r) => ({ ...r, detector: perModel(r.detector, () => r.detector.model) }))
+      ? await createDetector(config, instrument).then((r) => ({ ...r, detector: instrumentModel(r.detector, metrics) }))
       : await createDetectorInBackground(config, instrument, (err) => log.warn({ err: (err as Error).message }, 'inference backend not ready'), undefined, perModel);
   return { detector: instrumentDetector(detector), backend };
 }

@@ -44,15 +44,11 @@ export class HmacImageUrlSigner implements ImageUrlSigner {
     return `${this.baseUrl}/v1/cv/images/${encodeURIComponent(requestId)}?expires=${expires}&signature=${signature}`;
   }
 
-  verify(requestId: string, expires: string, signature: string, now: Date = new Date()): boolean {
-    return this.check(requestId, expires, signature, now) === 'valid';
-  }
-
   /**
-   * 'expired' only for a link we did sign (so a stale bookmark is told apart from a link signed
+   * Whether a link may be served, and if not why. 'expired' only for a link we did sign (so a stale bookmark is told apart from a link signed
    * with another replica's secret, which is 'invalid').
    */
-  check(requestId: string, expires: string, signature: string, now: Date = new Date()): 'valid' | 'expired' | 'invalid' {
+  check(requestId: string, expires: string | undefined, signature: string | undefined, now: Date = new Date()): 'valid' | 'expired' | 'invalid' {
     if (typeof requestId !== 'string' || requestId.includes('.')) return 'invalid';
     if (typeof expires !== 'string' || !/^\d{1,12}$/.test(expires)) return 'invalid';
     if (typeof signature !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return 'invalid';

@@ -85,9 +85,6 @@ function stableMayAnswer(err: unknown, options: DetectOptions): boolean {
   return options.deadline === undefined || Date.now() < options.deadline;
 }
 
-/** A backend with the optional unready reason BackgroundStart keeps. */
-type Side = InferenceBackend & { readonly lastError?: string };
-
 /**
  * Both backends as one for the composition root, started and closed together. Readiness
  * (/readyz) is the stable model's alone: every request can be answered by it, and a canary
@@ -98,8 +95,8 @@ export class BackendPair implements InferenceBackend {
   readonly kind: InferenceBackend['kind'];
 
   constructor(
-    private readonly stable: Side,
-    private readonly canary: Side,
+    private readonly stable: InferenceBackend,
+    private readonly canary: InferenceBackend,
     private readonly canaryName: string,
   ) {
     this.kind = stable.kind;

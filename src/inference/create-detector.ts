@@ -22,9 +22,7 @@ export async function createDetector(
   try {
     // A backend that failed to start still holds resources (a gRPC channel that keeps reconnecting).
     await backend.start();
-    // Triton names the version it serves (the catalog may be shared by versions); ONNX Runtime the catalog's.
-    const model = config.tritonUrl === undefined ? catalog.model : servedModel(backend);
-    const detector = new Detector(backend, { ...catalog, model }, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
+    const detector = new Detector(backend, { ...catalog, model: answeringModel(config, backend, catalog) }, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
     return { detector, backend };
   } catch (err) {
     await backend.close().catch(() => {});
@@ -32,9 +30,14 @@ export async function createDetector(
   }
 }
 
-/** The model and version the backend reports serving. */
-function servedModel(backend: InferenceBackend): ModelRef {
-  const served = backend.metadata();
+/**
+ * The model each result names. Versions of one model may share a catalog (the stable
+ * version's), so with Triton it is the model and version Triton reports serving; the
+ * embedded ONNX Runtime serves the catalog's.
+ */
+function answeringModel(config: Config, started: InferenceBackend, catalog: Catalog): ModelRef {
+  if (config.tritonUrl === undefined) return catalog.model;
+  const served = started.metadata();
   return { name: served.name, version: served.version };
 }
 
@@ -67,8 +70,7 @@ export async function createDetectorInBackground(
   decorateDetector: DecorateDetector = (d) => d,
 ): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
   const canary = config.canaryWeight > 0 && config.tritonUrl !== undefined;
-  const reportServed = config.tritonUrl !== undefined;
-  const stable = await startSide(config, { catalogSetting: 'MODEL_CATALOG', reportServed }, decorate, onError, delays);
+  const stable = await startSide(config, 'MODEL_CATALOG', decorate, onError, delays);
   if (!canary) return { detector: decorateDetector(stable.detector, stable.ref), backend: stable.backend };
   const canaryConfig: Config = {
     ...config,
@@ -76,10 +78,10 @@ export async function createDetectorInBackground(
     tritonModelVersion: config.canaryModelVersion,
     modelCatalog: config.canaryModelCatalog,
   };
-  const label = `canary ${config.canaryModelName}${config.canaryModelVersion ? ` version ${config.canaryModelVersion}` : ''}`;
+  const canaryName = `${config.canaryModelName}${config.canaryModelVersion ? ` version ${config.canaryModelVersion}` : ''}`;
   let second: Side;
   try {
-    second = await startSide(canaryConfig, { catalogSetting: 'CANARY_MODEL_CATALOG', reportServed: true }, decorate, (err) => onError(new Error(`${label}: ${(err as Error).message}`, { cause: err })), delays);
+    second = await startSide(canaryConfig, 'CANARY_MODEL_CATALOG', decorate, (err) => onError(new Error(`canary ${canaryName}: ${(err as Error).message}`, { cause: err })), delays);
   } catch (err) {
     await stable.backend.close().catch(() => {});
     throw err;
@@ -92,7 +94,7 @@ export async function createDetectorInBackground(
     },
     { rollout: { name: config.canaryModelName, version: config.canaryModelVersion }, weight: config.canaryWeight, reserveMs: config.canaryReserveMs },
   );
-  return { detector, backend: new BackendPair(stable.backend, second.backend, label.replace(/^canary /, '')) };
+  return { detector, backend: new BackendPair(stable.backend, second.backend, canaryName) };
 }
 
 interface Side {
@@ -104,7 +106,7 @@ interface Side {
 
 async function startSide(
   config: Config,
-  how: { catalogSetting: string; reportServed: boolean },
+  catalogSetting: string,
   decorate: (backend: InferenceBackend) => InferenceBackend,
   onError: (err: unknown) => void,
   delays: RetryDelays | undefined,
@@ -116,18 +118,15 @@ async function startSide(
     // The catalog must belong to the served model: labels of another model would be silently wrong.
     const served = started.metadata();
     if (served.name !== catalog.model.name) {
-      throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served.name}"; give the API the catalog of that model (${how.catalogSetting})`);
+      throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served.name}"; give the API the catalog of that model (${catalogSetting})`);
     }
-    // Versions of one model may share a catalog (the stable version's): with Triton each result
-    // names the version that answered as Triton reports it, not the catalog's.
-    const model = how.reportServed ? { name: served.name, version: served.version } : catalog.model;
-    return new Detector(started, { ...catalog, model }, options);
+    return new Detector(started, { ...catalog, model: answeringModel(config, started, catalog) }, options);
   };
   const catalogs = { load: () => (file ? Promise.resolve(file) : readCatalog(config)), refreshable: remote };
   const backend = new BackgroundStart(decorate(createInferenceBackend(config)), build, catalogs, onError, delays);
   await backend.start();
   const configured = { name: config.tritonUrl === undefined ? config.modelName : config.tritonModelName, version: config.tritonModelVersion };
-  const expected = how.reportServed ? configured : (file?.model ?? { ...configured, version: '' });
+  const expected = config.tritonUrl !== undefined ? configured : (file?.model ?? { ...configured, version: '' });
   const detector = backend.asDetector(expected);
   return { detector, backend, ref: () => (backend.started ? detector.model : expected) };
 }

@@ -52,9 +52,8 @@ export interface ImageStore {
 /** Signed, expiring URLs under the public base URL: /v1/cv/images/{id}?expires=…&signature=… */
 export interface ImageUrlSigner {
   sign(requestId: string, now?: Date): string;
-  verify(requestId: string, expires: string, signature: string, now?: Date): boolean;
-  /** Like verify, but says why a link is refused (the signature-failure metric tells expiry from a bad secret). */
-  check(requestId: string, expires: string, signature: string, now?: Date): 'valid' | 'expired' | 'invalid';
+  /** 'valid', or why a link is refused (the signature-failure metric tells expiry from a bad secret). */
+  check(requestId: string, expires: string | undefined, signature: string | undefined, now?: Date): 'valid' | 'expired' | 'invalid';
 }
 
 /** Failures of image intake and decoding, each with the contract's error code. */

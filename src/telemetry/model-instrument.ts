@@ -10,7 +10,6 @@ import type { Metrics, ModelAttempt, ModelRecognitionOutcome } from './metrics.j
 /** A failure's outcome for the model, or undefined when it is not the model's (an image it could not decode). */
 function failureOutcome(err: unknown, options: DetectOptions | undefined): ModelRecognitionOutcome | undefined {
   if (options?.signal?.aborted || (err instanceof InferenceError && (err.code === 'DEADLINE_EXCEEDED' || err.code === 'CANCELLED'))) return 'timeout';
-  if (err instanceof InferenceError) return 'ERROR';
   // Image errors (undecodable, too large) are raised before the model sees the image.
   return err instanceof ImageError ? undefined : 'ERROR';
 }

@@ -24,7 +24,7 @@ test('createImageIntake wires the configuration: allow-list, data dir, public UR
     assert.ok((await readdir(dataDir)).includes('image-url-secret'));
     const url = new URL(signer.sign(id));
     assert.equal(url.origin, 'https://cv.example.com');
-    assert.equal(signer.verify(id, url.searchParams.get('expires')!, url.searchParams.get('signature')!), true);
+    assert.equal(signer.check(id, url.searchParams.get('expires')!, url.searchParams.get('signature')!), 'valid');
 
     // Without the allow-list entry, the same server is refused.
     const closed = await createImageIntake(loadConfig({ DATA_DIR: dataDir }));
@@ -43,7 +43,7 @@ test('IMAGE_URL_SECRET, when set, is used instead of a generated file', async ()
     const b = await createImageIntake(loadConfig({ DATA_DIR: path.join(dataDir, 'other'), IMAGE_URL_SECRET: secret }));
     const id = randomUUID();
     const url = new URL(a.signer.sign(id));
-    assert.equal(b.signer.verify(id, url.searchParams.get('expires')!, url.searchParams.get('signature')!), true);
+    assert.equal(b.signer.check(id, url.searchParams.get('expires')!, url.searchParams.get('signature')!), 'valid');
     assert.deepEqual(await readdir(dataDir).catch(() => []), []);
   } finally {
     await rm(dataDir, { recursive: true, force: true });

@@ -29,32 +29,32 @@ describe('HmacImageUrlSigner', () => {
 
   test('a fresh signature verifies, up to and including the expiry second', () => {
     const { expires, signature } = parts(signer.sign(id, NOW));
-    assert.equal(signer.verify(id, expires, signature, NOW), true);
-    assert.equal(signer.verify(id, expires, signature, new Date((NOW_S + 3600) * 1000)), true);
+    assert.equal(signer.check(id, expires, signature, NOW), 'valid');
+    assert.equal(signer.check(id, expires, signature, new Date((NOW_S + 3600) * 1000)), 'valid');
   });
 
   test('an expired signature is refused', () => {
     const { expires, signature } = parts(signer.sign(id, NOW));
-    assert.equal(signer.verify(id, expires, signature, new Date((NOW_S + 3601) * 1000)), false);
+    assert.equal(signer.check(id, expires, signature, new Date((NOW_S + 3601) * 1000)), 'expired');
   });
 
   test('tampering with the id, the expiry or the signature is refused', () => {
     const { expires, signature } = parts(signer.sign(id, NOW));
-    assert.equal(signer.verify(randomUUID(), expires, signature, NOW), false);
-    assert.equal(signer.verify(id, String(Number(expires) + 1), signature, NOW), false);
+    assert.equal(signer.check(randomUUID(), expires, signature, NOW), 'invalid');
+    assert.equal(signer.check(id, String(Number(expires) + 1), signature, NOW), 'invalid');
     const flipped = (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1);
-    assert.equal(signer.verify(id, expires, flipped, NOW), false);
-    assert.equal(signer.verify(id, expires, signature.slice(0, -1), NOW), false);
-    assert.equal(signer.verify(id, expires, `${signature}=`, NOW), false);
-    assert.equal(signer.verify(id, ` ${expires}`, signature, NOW), false);
-    assert.equal(signer.verify(id, '', signature, NOW), false);
-    assert.equal(signer.verify(id, expires, '', NOW), false);
+    assert.equal(signer.check(id, expires, flipped, NOW), 'invalid');
+    assert.equal(signer.check(id, expires, signature.slice(0, -1), NOW), 'invalid');
+    assert.equal(signer.check(id, expires, `${signature}=`, NOW), 'invalid');
+    assert.equal(signer.check(id, ` ${expires}`, signature, NOW), 'invalid');
+    assert.equal(signer.check(id, '', signature, NOW), 'invalid');
+    assert.equal(signer.check(id, expires, '', NOW), 'invalid');
   });
 
   test('a signature made with another secret is refused', () => {
     const other = new HmacImageUrlSigner({ secret: `${SECRET}-other`, publicBaseUrl: 'https://cv.example.com', ttlSeconds: 3600 });
     const { expires, signature } = parts(other.sign(id, NOW));
-    assert.equal(signer.verify(id, expires, signature, NOW), false);
+    assert.equal(signer.check(id, expires, signature, NOW), 'invalid');
   });
 
   test('a short secret is refused', () => {

@@ -8,8 +8,6 @@ export function register(program: Command): void {
     .description('Run the recognition service (configuration from the environment)')
     .action(async () => {
       const { runServer } = await import('../../server.js');
-      await runServer(loadConfig());
-      // As `npm start` does: shut down and flushed, so nothing left open may delay the exit.
-      process.exit();
+      await runServer(loadConfig()); // exits once shut down
     });
 }

@@ -6,7 +6,6 @@
 import type { Static } from '@sinclair/typebox';
 import type {
   ApiSpecSchema,
-  CanarySpecSchema,
   ConditionSchema,
   EnvVarSchema,
   RecognitionServiceSpecSchema,
@@ -23,7 +22,6 @@ export const PLURAL = 'recognitionservices';
 export type RecognitionServiceSpec = Static<typeof RecognitionServiceSpecSchema>;
 export type ApiSpec = Static<typeof ApiSpecSchema>;
 export type TritonSpec = Static<typeof TritonSpecSchema>;
-export type CanarySpec = Static<typeof CanarySpecSchema>;
 export type EnvVar = Static<typeof EnvVarSchema>;
 export type SecretKeyRef = ApiSpec['databaseUrlSecretRef'];
 export type ReplicaRange = ApiSpec['replicas'];

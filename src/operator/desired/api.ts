@@ -10,7 +10,7 @@ import {
   type KubeObject,
 } from './naming.js';
 import { canaryCatalogLocation, catalogCredential, catalogLocation, catalogMounts, catalogVolumes } from './catalog.js';
-import { ROLLOUT_ENV, rolloutEnv } from './rollout.js';
+import { canaryModel, stableModel } from './rollout.js';
 import { hasAutoscaler } from './policies.js';
 
 export const SIGNING_SECRET_KEY = 'IMAGE_URL_SECRET';
@@ -49,6 +49,13 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDoma
   // dns:/// + the headless Service: grpc-js resolves every Triton pod and round-robins.
   tritonUrl: (rs, clusterDomain) => tritonGrpcTarget(rs, clusterDomain),
   tritonModelName: (rs) => rs.spec.triton.modelName,
+  // The rollout (./rollout.ts): only what differs from the API's defaults is written, so a
+  // resource without a version or canary keeps its pod template (an operator upgrade rolls nothing).
+  tritonModelVersion: (rs) => stableModel(rs).version || undefined,
+  canaryWeight: (rs) => (rs.spec.canary ? String(rs.spec.canary.weight) : undefined),
+  canaryModelName: (rs) => canaryModel(rs)?.name,
+  canaryModelVersion: (rs) => canaryModel(rs)?.version || undefined,
+  canaryModelCatalog: (rs) => canaryCatalogLocation(rs),
   // The API reads that model's catalog (family, pre-processing, labels): see ./catalog.ts.
   modelName: (rs) => rs.spec.triton.modelName,
   publicBaseUrl: (rs) => rs.spec.api.publicBaseUrl ?? apiUrl(rs),
@@ -78,15 +85,9 @@ function podValue(rs: RecognitionService, name: SettingName, setting: Setting<un
 
 /** Environment of the API container, from the settings table of src/settings.ts. Extra env overrides by name. */
 export function apiEnv(rs: RecognitionService, clusterDomain?: string): EnvVar[] {
-  // The model version and canary settings come from ./rollout.ts, whatever their `pod` says.
-  const rollout = new Set<string>(ROLLOUT_ENV);
-  const own = [
-    ...(Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
-      .filter(([, setting]) => !rollout.has(setting.env))
-      .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
-      .filter((e): e is EnvVar => e !== undefined),
-    ...rolloutEnv(rs, canaryCatalogLocation(rs)),
-  ];
+  const own = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
+    .map(([name, setting]) => podValue(rs, name, setting, clusterDomain))
+    .filter((e): e is EnvVar => e !== undefined);
   const extra = rs.spec.api.env ?? [];
   const overridden = new Set(extra.map((e) => e.name));
   return [...own.filter((e) => !overridden.has(e.name)), ...extra];

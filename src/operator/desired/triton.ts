@@ -67,7 +67,7 @@ export function storageCredentials(rs: RecognitionService): { container: Record<
  * triton.models by the SRE (a CRD rule): the operator never adds it, so starting, promoting
  * or aborting a canary leaves Triton's pods alone; only editing triton.models restarts them.
  */
-export function loadedModels(rs: RecognitionService): string[] {
+function loadedModels(rs: RecognitionService): string[] {
   const t = rs.spec.triton;
   return t.models && t.models.length > 0 ? [...t.models] : [t.modelName];
 }
