@@ -57,6 +57,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# The pinned Node of package.json (node_modules/.bin/node, from `npm ci`) first, as under npm:
+# the CLI, the service and the helpers below refuse the machine's older node.
+export PATH="$ROOT/node_modules/.bin:$PATH"
 SCENARIOS="smoke load stress spike soak mix limits grpc workload"
 
 usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }

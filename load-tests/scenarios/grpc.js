@@ -69,9 +69,6 @@ const REQUEST = {
 // (waiting for a batch or a free instance), mean compute and mean batch size per phase.
 // What the client sees on top of queue + compute is transport: protobuf and 3 MB over HTTP/2.
 const v2Stat = new Gauge('v2_stat');
-// Names shared with the gate's ratios (load-tests/lib/ratios.js).
-const SNAPS = V2_SNAPS;
-const FIELDS = V2_FIELDS;
 
 const GAP_S = 6;
 const scenarios = {
@@ -98,7 +95,7 @@ export const options = {
     [`unexpected_status{endpoint:${GRPC_INFER}}`]: ['rate<0.01'],
     ...(KEY !== '' ? { ...latencyThresholds({ [GRPC_API]: recognitionLimits() }, { reportOnly: !LATENCY }), ...processingSeries([GRPC_API]) } : {}),
     // Always true: they only make k6 keep these series for the report.
-    ...Object.fromEntries(SNAPS.flatMap((snap) => FIELDS.map((field) => [`v2_stat{snap:${snap},field:${field}}`, ['value>=0']]))),
+    ...Object.fromEntries(V2_SNAPS.flatMap((snap) => V2_FIELDS.map((field) => [`v2_stat{snap:${snap},field:${field}}`, ['value>=0']]))),
   },
 };
 
@@ -167,7 +164,7 @@ export function snapshot() {
     queue_count: st.queue.count, queue_ns: st.queue.ns,
     compute_count: st.compute.count, compute_ns: st.compute.ns,
   };
-  for (const field of FIELDS) v2Stat.add(values[field], { snap: __ENV.SNAPSHOT, field });
+  for (const field of V2_FIELDS) v2Stat.add(values[field], { snap: __ENV.SNAPSHOT, field });
 }
 
 export function apiSync() {

@@ -7,22 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { eventually } from '../helpers/eventually.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
+import { findBinary } from '../helpers/local-server.js';
 import { prometheusTools, startPrometheus, type PrometheusServer } from '../helpers/prometheus.js';
 
-/** The k6 binary scripts/k6.sh caches; building it takes minutes, so without it (outside CI) skip. */
-function k6Skip(): string | undefined {
-  const dir = process.env.K6_BIN_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recognition-service', 'bin');
-  if (existsSync(path.join(dir, 'k6-v1.8.1')) || process.env.CI === 'true') return undefined;
-  return `k6 is not built (scripts/k6.sh builds it into ${dir})`;
-}
-
-const skip = k6Skip();
+// The k6 binary scripts/k6.sh caches (load.sh finds it there too); without it, outside CI, skip.
+const k6 = findBinary('k6', 'k6', 'K6_BIN_DIR');
+const skip = 'skip' in k6 ? k6.skip : undefined;
 const TIMED_CALLS = 4;
 // The service's start (load.sh's START_TIMEOUT), the smoke run and the service's graceful
 // stop fit in LOAD_SH_MS, and that inside the suite's limit: a run that hangs is stopped by
@@ -43,10 +38,9 @@ interface Run {
  * PostgreSQL, which it started in groups of their own), then SIGKILL if it is still there.
  */
 function loadSh(args: string[], env: Record<string, string>): { done: Promise<Run>; stop: () => Promise<void> } {
-  // The pinned Node first on PATH, as under npm: the runner's helpers and the CLI need it.
   const child = spawn(path.join(REPO_ROOT, 'scripts', 'load.sh'), args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
