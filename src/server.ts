@@ -37,7 +37,7 @@ export async function startServer(config: Readonly<Config>, logger = pino(logger
   });
   let built: FastifyInstance | undefined;
   try {
-    const applied = await migrateLatest(database.db);
+    const applied = await migrateLatest(database.db, { warn: (msg) => logger.warn({ component: 'database' }, msg) });
     if (applied.length > 0) logger.info({ applied }, 'database migrated');
     const instanceId = instanceIdFor(config);
     const metrics = new Metrics();

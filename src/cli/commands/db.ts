@@ -23,6 +23,11 @@ export function emit(out: Output, data: unknown, text: () => string): void {
   out.write(out.json ? JSON.stringify(data, null, 2) : text());
 }
 
+/** The CLI's own notices; stdout keeps the command's output. */
+function toStderr(msg: string): void {
+  process.stderr.write(`recog: ${msg}\n`);
+}
+
 /** Opens the database of `config`, migrates it, runs `fn`, closes (stopping an embedded server this process started). */
 export async function withDatabase<T>(config: Readonly<Config>, fn: (db: Knex) => Promise<T>): Promise<T> {
   const handle = await openDatabase({
@@ -31,10 +36,10 @@ export async function withDatabase<T>(config: Readonly<Config>, fn: (db: Knex) =
     poolMax: 2,
     applicationName: 'recog-cli',
     role: 'cli',
-    log: (m) => process.stderr.write(`recog: ${m}\n`),
+    log: toStderr,
   });
   try {
-    await migrateLatest(handle.db);
+    await migrateLatest(handle.db, { warn: toStderr });
     return await fn(handle.db);
   } finally {
     await handle.close();
@@ -47,7 +52,7 @@ export interface MigrateResult {
 }
 
 export async function dbMigrate(db: Knex): Promise<MigrateResult> {
-  const applied = await migrateLatest(db);
+  const applied = await migrateLatest(db, { warn: toStderr });
   const status = await migrationStatus(db);
   return { applied, current: status.applied };
 }
