@@ -191,6 +191,10 @@ export async function run(): Promise<void> {
     await chmod(work, 0o711);
     await chmod(dataDir, 0o755);
     const command = apiCommand();
+    // Node flags for the API process alone (a GC setting under trial, --cpu-prof), named in the output.
+    const apiNodeArgs = (process.env.BENCH_TIER_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    command.args.unshift(...apiNodeArgs);
+    if (apiNodeArgs.length > 0) command.label += ` with node ${apiNodeArgs.join(' ')} (BENCH_TIER_API_NODE_ARGS)`;
     // Ready once /readyz says every dependency answers (the model on the v2 server included).
     const api = await startChild('the API', process.execPath, command.args, { cwd: REPO_ROOT, env: apiEnv }, (): Promise<true | undefined> =>
       getJson(`http://127.0.0.1:${apiPort}/readyz`).then((r) => (r ? true : undefined)),

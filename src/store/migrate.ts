@@ -36,6 +36,9 @@ export const MIGRATION_LOCK_KEY = '4711200931';
  */
 export async function migrateLatest(db: Knex, opts: { warn?: (msg: string) => void } = {}): Promise<string[]> {
   const lock = new pg.Client(connectionOf(db));
+  // A server restart while the lock is held fails the migration on the pool; this session's
+  // own error event must not also crash the process.
+  lock.on('error', () => {});
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
