@@ -10,6 +10,8 @@ node --import tsx src/supported-node.ts
 npm run --silent model:prepare
 # the console's browser tests (test/console/browser.test.ts) drive Debian's chromium
 scripts/chromium.sh >/dev/null || echo "pretest: could not install chromium; the browser tests will say so" >&2
+# the alert-rule, dashboard-query and k6 remote-write tests run Debian's prometheus and promtool
+scripts/prometheus.sh >/dev/null || echo "pretest: could not install prometheus; the monitoring tests will say so" >&2
 # The client packages (SDK and recog-client): the tests import and run them as built.
 npm run --silent build --workspaces
 if [ -z "${TEST_DATABASE_URL:-}" ] || [ -z "${TEST_REDIS_URL:-}" ]; then

@@ -2,13 +2,13 @@
 # Installs Debian's prometheus package (the server and promtool) when it is missing, for the
 # alert-rule unit tests and the live dashboard-query test. Prints the directory holding both.
 # The package's own service is never started: the tests run their own server on loopback.
-# .ci/run calls it in a step of its own; test/helpers/prometheus.ts calls it on first use.
+# .ci/run calls it in a step of its own; scripts/pretest.sh before every `npm test`.
 set -euo pipefail
 installed() { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; }
 if ! installed; then
   sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
-  # One install at a time: test files run in parallel, and a second run must neither race
-  # the first's policy-rc.d nor give up on dpkg's lock. It waits, then finds it installed.
+  # One install at a time: two test runs may start together, and a second one must neither
+  # race the first's policy-rc.d nor give up on dpkg's lock. It waits, then finds it installed.
   lock_dir=${XDG_CACHE_HOME:-$HOME/.cache}/recognition-service
   mkdir -p "$lock_dir"
   exec 9>"$lock_dir/prometheus-install.lock"

@@ -4,13 +4,12 @@
  * receiver on (k6 writes there), and the HTTP API the tests query. The process leads its
  * own group and is killed with it, whatever the test did.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { eventually } from './eventually.js';
-import { REPO_ROOT } from './fixtures.js';
 import { freePort } from './local-server.js';
 
 export interface PrometheusTools {
@@ -18,51 +17,28 @@ export interface PrometheusTools {
   promtool: string;
 }
 
-/** apt-get may wait for dpkg's lock (600 s in the script) before it downloads anything. */
-const INSTALL_TIMEOUT_MS = 15 * 60_000;
 let tools: Promise<PrometheusTools> | undefined;
 
 /**
- * The paths of `prometheus` and `promtool`. Found on first use, not at import: when they are
- * missing, scripts/prometheus.sh installs Debian's package (as scripts/chromium.sh does for
- * the browser tests; .ci/run runs it in a step of its own, so under CI this only finds
- * them). Rejects with what to do when that fails or takes too long.
+ * The paths of `prometheus` and `promtool`, found on first use. scripts/pretest.sh installs
+ * Debian's package before the suite (as it does chromium for the browser tests; .ci/run also
+ * runs scripts/prometheus.sh in a step of its own). Rejects with what to do when missing.
  */
 export function prometheusTools(): Promise<PrometheusTools> {
-  return (tools ??= runInstaller().then((dir) => ({ prometheus: path.join(dir, 'prometheus'), promtool: path.join(dir, 'promtool') })));
+  return (tools ??= findOnPath().then((dir) => ({ prometheus: path.join(dir, 'prometheus'), promtool: path.join(dir, 'promtool') })));
 }
 
-function runInstaller(): Promise<string> {
-  const script = path.join(REPO_ROOT, 'scripts', 'prometheus.sh');
-  return new Promise((resolve, reject) => {
-    // Its own group, so a deadline stops apt-get too, not just the shell (SIGTERM: its EXIT
-    // trap removes the policy-rc.d it wrote).
-    const child = spawn(script, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
-    const fail = (why: string) =>
-      reject(new Error(`Prometheus is not installed and ${script} ${why}. Install Debian's prometheus package (apt-get install prometheus, 2.42), then run again.
-${stderr}`));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      fail(`did not finish within ${INSTALL_TIMEOUT_MS / 60_000} min`);
-    }, INSTALL_TIMEOUT_MS);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      fail(`could not run (${err.message})`);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      const dir = stdout.trim();
-      if (code === 0 && dir) resolve(dir);
-      else fail(`failed (exit ${code})`);
-    });
+async function findOnPath(): Promise<string> {
+  const found = await Promise.all(['prometheus', 'promtool'].map((tool) => which(tool)));
+  if (found.some((p) => p === undefined)) {
+    throw new Error("Prometheus is not installed: run scripts/prometheus.sh (it installs Debian's prometheus package, 2.42), then run again");
+  }
+  return path.dirname(found[1]!);
+}
+
+function which(tool: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('sh', ['-c', `command -v ${tool}`], (err, stdout) => resolve(err ? undefined : stdout.trim() || undefined));
   });
 }
 

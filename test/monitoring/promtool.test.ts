@@ -49,7 +49,7 @@ const headings = readFileSync(RUNBOOKS, 'utf8')
   .map((line) => line.replace(/^#+ /, ''));
 const anchors = new Set(headings.map(anchorOf));
 
-// Found (or installed, by scripts/prometheus.sh) on first use, not at import.
+// Found on first use, not at import (scripts/pretest.sh installs them).
 let promtool = '';
 
 function run(...args: string[]): { status: number | null; output: string } {
