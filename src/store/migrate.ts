@@ -27,24 +27,30 @@ export const MIGRATION_LOCK_KEY = '4711200931';
  *
  * Every replica migrates as it starts, so several run this at once. knex's own lock is a row
  * it does not defend: two first runs on an empty database can each insert a lock row, after
- * which every run fails with "Migration table is already locked", and a migrator killed
- * mid-run (a failed startup probe) leaves the row set for good. So each caller first takes a
+ * which every run fails with "Migration table is already locked" (a row left set by a run
+ * without a transaction, or by hand, does the same). So each caller first takes a
  * PostgreSQL session advisory lock on a connection of its own; others wait for it, and the
  * server drops it when that connection ends, however the holder died. Holding it, no other
  * migrator of ours is running, so a lock table in any state but one free row is left over
  * and is reset.
  */
 export async function migrateLatest(db: Knex, opts: { warn?: (msg: string) => void } = {}): Promise<string[]> {
-  const lock = new pg.Client(connectionOf(db));
-  // A server restart while the lock is held fails the migration on the pool; this session's
-  // own error event must not also crash the process.
-  lock.on('error', () => {});
-  await lock.connect();
+  // As long as the pool waits for a connection (createDb's acquireConnectionTimeout).
+  const lock = new pg.Client({ ...connectionOf(db), connectionTimeoutMillis: 10_000 });
+  // Losing this session (a server restart, a proxy cutting it) loses the exclusion: said,
+  // and never a crash of the process.
+  lock.on('error', (err) => opts.warn?.(`the migration lock's session ended: ${err.message}`));
   try {
+    await lock.connect();
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     if (await lockTableIsLeftOver(db)) {
-      opts.warn?.(`reset ${LOCK_TABLE} left locked or doubled by an earlier migrator`);
-      await db.migrate.forceFreeMigrationsLock({ tableName: TABLE });
+      opts.warn?.(`reset ${LOCK_TABLE}, left locked or with more than one row by an earlier migrator`);
+      // One transaction: knex code outside our lock (an older replica, `db.migrate.list`)
+      // never sees the table empty, which would make it insert a row of its own.
+      await db.transaction(async (trx) => {
+        await trx(LOCK_TABLE).del();
+        await trx(LOCK_TABLE).insert({ is_locked: 0 });
+      });
     }
     const [, applied] = (await db.migrate.latest({ migrationSource: new ListMigrationSource(migrations), tableName: TABLE })) as [number, string[]];
     return applied;

@@ -25,15 +25,12 @@ let tools: Promise<PrometheusTools> | undefined;
  * runs scripts/prometheus.sh in a step of its own). Rejects with what to do when missing.
  */
 export function prometheusTools(): Promise<PrometheusTools> {
-  return (tools ??= findOnPath().then((dir) => ({ prometheus: path.join(dir, 'prometheus'), promtool: path.join(dir, 'promtool') })));
-}
-
-async function findOnPath(): Promise<string> {
-  const found = await Promise.all(['prometheus', 'promtool'].map((tool) => which(tool)));
-  if (found.some((p) => p === undefined)) {
-    throw new Error("Prometheus is not installed: run scripts/prometheus.sh (it installs Debian's prometheus package, 2.42), then run again");
-  }
-  return path.dirname(found[1]!);
+  return (tools ??= Promise.all([which('prometheus'), which('promtool')]).then(([prometheus, promtool]) => {
+    if (!prometheus || !promtool) {
+      throw new Error("Prometheus is not installed: run scripts/prometheus.sh (it installs Debian's prometheus package, 2.42), then run again");
+    }
+    return { prometheus, promtool };
+  }));
 }
 
 function which(tool: string): Promise<string | undefined> {

@@ -7,8 +7,8 @@ import { migrations } from '../../src/store/migrations/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.js';
 
-// Every replica migrates as it starts. These reproduce what several starting at once, or one
-// killed mid-run, leave behind, against a real PostgreSQL.
+// Every replica migrates as it starts. These reproduce what several starting at once leave
+// behind, and a migrator dying while others wait, against a real PostgreSQL.
 
 let database: TestDatabase;
 const pools: Db[] = [];
@@ -26,6 +26,13 @@ after(async () => {
   await database.drop();
 });
 
+/** A pool on the test database with every migration applied (each test stands alone). */
+async function migratedPool(max = 2): Promise<Db> {
+  const db = pool(max);
+  await migrateLatest(db);
+  return db;
+}
+
 async function lockRows(db: Db): Promise<number[]> {
   return ((await db('knex_migrations_lock').select('is_locked').orderBy('index')) as Array<{ is_locked: number }>).map((r) => r.is_locked);
 }
@@ -40,7 +47,7 @@ test('replicas starting together on an empty database: one applies every migrati
 });
 
 test('a lock table doubled by two unguarded first runs is reset, not fatal', async () => {
-  const db = pool();
+  const db = await migratedPool();
   // knex alone inserts its lock row after a check; two first runs at once both insert one,
   // and from then on every run of knex's migrator fails "Migration table is already locked".
   await db('knex_migrations_lock').insert({ is_locked: 0 });
@@ -52,8 +59,8 @@ test('a lock table doubled by two unguarded first runs is reset, not fatal', asy
   assert.match(warnings.join('\n'), /reset knex_migrations_lock/);
 });
 
-test('a lock left set by a migrator killed mid-run is reset by the next start', async () => {
-  const db = pool(1);
+test('a lock row left set (a run without a transaction, or by hand) is reset by the next start', async () => {
+  const db = await migratedPool(1);
   await db('knex_migrations_lock').update({ is_locked: 1 });
   const warnings: string[] = [];
   assert.deepEqual(await migrateLatest(db, { warn: (m) => warnings.push(m) }), []);
@@ -65,6 +72,7 @@ test('a lock left set by a migrator killed mid-run is reset by the next start', 
 });
 
 test('a migrator waits while another holds the migration lock, and goes on when that one dies', async () => {
+  await migratedPool();
   // A replica mid-migration: a session holding the key every migrator takes.
   const holder = new pg.Client({ connectionString: database.url });
   await holder.connect();
@@ -76,7 +84,12 @@ test('a migrator waits while another holds the migration lock, and goes on when 
   const waiting = migrateLatest(pool()).finally(() => (finished = true));
   const db = pool();
   await eventually(
-    async () => ((await db.raw("select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted")).rows[0] as { n: number }).n === 1,
+    async () =>
+      (
+        (await db.raw(
+          "select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())",
+        )).rows[0] as { n: number }
+      ).n === 1,
     { what: 'the second migrator waiting on the advisory lock' },
   );
   assert.equal(finished, false);
