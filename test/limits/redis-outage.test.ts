@@ -63,7 +63,9 @@ describe('Redis outages', () => {
   });
 
   test('a hung Redis (connection open, no replies) times out into the fallback and recovers', async () => {
-    const limits = await limitsFor(t.db, redis.url, { redisCommandTimeoutMs: 100, redisCoolOffMs: 200 });
+    // The timeout is what makes a hung server a fallback; 500 ms leaves the first call (EVALSHA,
+    // then EVAL on the fresh server) ample room on a busy machine before Redis is paused.
+    const limits = await limitsFor(t.db, redis.url, { redisCommandTimeoutMs: 500, redisCoolOffMs: 200 });
     try {
       const key = await makeKey(t.db, { quota: 3 });
       assert.equal((await limits.checkRate(key, 'recognition')).allowed, true);

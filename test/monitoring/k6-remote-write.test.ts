@@ -92,6 +92,9 @@ describe('k6 remote write into Prometheus (scripts/load.sh --prometheus)', { ski
       SMOKE_GATE: '0',
       SMOKE_TIMED_CALLS: String(TIMED_CALLS),
       START_TIMEOUT: String(START_TIMEOUT_S),
+      // The service from src/: `npm start` would rebuild dist/ and the packages, which other
+      // tests load, in the middle of the suite.
+      SERVER_CMD: 'node --import tsx src/server.ts',
     });
     stopLoadSh = loadRun.stop;
     run = await loadRun.done;

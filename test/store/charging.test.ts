@@ -153,12 +153,12 @@ test('discard removes the row and gives its unit back, once under concurrency', 
   assert.deepEqual(await state(key), { used: 1, balance: 9, rows: 1 });
 });
 
-/** Waits until a backend (other than `killed`) runs recognition_admit and is blocked on a lock; returns its pid. */
+/** Waits until a backend of this file's database (other than `killed`) runs recognition_admit blocked on a lock; returns its pid. */
 async function blockedAdmission(db: Db, killed = 0): Promise<number> {
   return eventually(
     async () => {
       const { rows } = await db.raw<{ rows: Array<{ pid: number }> }>(
-        `SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT recognition_admit%' AND wait_event_type = 'Lock' AND pid <> ?`,
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT recognition_admit%' AND wait_event_type = 'Lock' AND pid <> ?`,
         [killed],
       );
       return rows[0]?.pid;

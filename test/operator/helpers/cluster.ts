@@ -141,7 +141,25 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   }
 }
 
+/** A child of the control plane could not bind a port freePort() had found free. */
+class PortTakenError extends Error {}
+
+/**
+ * etcd and kube-apiserver on loopback. Their ports come from freePort() and are bound later,
+ * by the children: another process (a test's own server on port 0) can take one in between.
+ * Such a start is tried again on new ports; any other failure is thrown.
+ */
 export async function startCluster(tools: K8sTools): Promise<TestCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(tools);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startClusterOnce(tools: K8sTools): Promise<TestCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recog-k8s-'));
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcd = startProcess(tools.etcd, [
@@ -195,9 +213,10 @@ export async function startCluster(tools: K8sTools): Promise<TestCluster> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (apiserver.exitCode !== null || etcd.exitCode !== null) {
-      const log = fs.readFileSync(path.join(dir, 'kube-apiserver.log'), 'utf8').slice(-3000);
+      const logs = ['etcd.log', 'kube-apiserver.log'].map((f) => fs.readFileSync(path.join(dir, f), 'utf8').slice(-3000));
       await stop();
-      throw new Error(`control plane exited early:\n${log}`);
+      const message = `control plane exited early:\n${logs.join('\n')}`;
+      throw /address already in use/.test(message) ? new PortTakenError(message) : new Error(message);
     }
     if ((await httpsGet(`${server}/readyz`, admin.token)) === 200) break;
     if (Date.now() > deadline) {
