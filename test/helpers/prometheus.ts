@@ -5,7 +5,7 @@
  * own group and is killed with it, whatever the test did.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -71,6 +71,14 @@ function scrapeConfig(t: ScrapeTarget): Record<string, unknown> {
   };
 }
 
+/** A target as file-based discovery lists it: the same labels as scrapeConfig's relabeling. */
+function targetGroup(t: ScrapeTarget): Record<string, unknown> {
+  return {
+    targets: [t.address],
+    labels: { namespace: t.namespace, service: t.service, pod: t.pod, container: t.container, endpoint: 'metrics', job: t.service, ...t.targetLabels },
+  };
+}
+
 export interface PromResult {
   metric: Record<string, string>;
   value: [number, string];
@@ -101,6 +109,11 @@ export interface PrometheusServer {
   targets(): Promise<Array<{ job: string; health: string; lastError: string }>>;
   /** The loaded rules with their health and last evaluation error. */
   rules(): Promise<PromRule[]>;
+  /**
+   * Replaces the discovered targets (file-based discovery, as pods come and go), beside the
+   * static ones; resolves once Prometheus has picked up the new list.
+   */
+  setTargets(targets: ScrapeTarget[]): Promise<void>;
   log(): string;
   stop(): Promise<void>;
 }
@@ -131,12 +144,17 @@ async function startOnce(bin: string, opts: { targets: ScrapeTarget[]; ruleFiles
   const dir = mkdtempSync(path.join(os.tmpdir(), 'recog-prometheus-'));
   const port = await freePort();
   const configFile = path.join(dir, 'prometheus.yml');
+  const targetsFile = path.join(dir, 'targets.json');
+  writeFileSync(targetsFile, '[]');
   writeFileSync(
     configFile,
     stringify({
       global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
       rule_files: opts.ruleFiles ?? [],
-      scrape_configs: opts.targets.map(scrapeConfig),
+      scrape_configs: [
+        ...opts.targets.map(scrapeConfig),
+        { job_name: 'discovered', metrics_path: '/metrics', file_sd_configs: [{ files: [targetsFile], refresh_interval: '1s' }] },
+      ],
     }),
   );
   const child = spawn(
@@ -191,6 +209,20 @@ async function startOnce(bin: string, opts: { targets: ScrapeTarget[]; ruleFiles
         lastError: t.lastError,
       })),
     rules: async () => (await api<{ groups: Array<{ rules: PromRule[] }> }>(`${url}/api/v1/rules`)).groups.flatMap((g) => g.rules),
+    setTargets: async (targets) => {
+      // Written whole and renamed into place: discovery never reads half a file.
+      writeFileSync(`${targetsFile}.tmp`, JSON.stringify(targets.map(targetGroup)));
+      renameSync(`${targetsFile}.tmp`, targetsFile);
+      const want = targets.map((t) => t.address).sort();
+      await eventually(
+        async () => {
+          const active = await api<{ activeTargets: Array<{ scrapePool: string; labels: Record<string, string>; discoveredLabels: Record<string, string> }> }>(`${url}/api/v1/targets`, { state: 'active' });
+          const have = active.activeTargets.filter((t) => t.scrapePool === 'discovered').map((t) => t.discoveredLabels.__address__).sort();
+          return JSON.stringify(have) === JSON.stringify(want);
+        },
+        { what: `Prometheus discovering ${want.join(', ') || 'no target'}`, timeoutMs: 30_000 },
+      );
+    },
     log: () => output,
     stop,
   };
