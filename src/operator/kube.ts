@@ -164,12 +164,24 @@ export class KubeClient {
     );
   }
 
-  /** Merge-patches the status subresource (conditions are written whole); false when the resource is gone. */
-  async writeStatus(rs: RecognitionService, status: RecognitionServiceStatus): Promise<boolean> {
+  /**
+   * Merge-patches the status subresource (conditions are written whole); false when the
+   * resource is gone. `ifUnchanged`: only if the resource is still at the resourceVersion it
+   * was read at (the API server answers 409 Conflict otherwise).
+   */
+  async writeStatus(rs: RecognitionService, status: RecognitionServiceStatus, opts: { ifUnchanged?: boolean } = {}): Promise<boolean> {
+    const precondition = opts.ifUnchanged && rs.metadata.resourceVersion ? { metadata: { resourceVersion: rs.metadata.resourceVersion } } : {};
     try {
       await observed(this.observer, 'PATCH', () =>
         this.custom.patchNamespacedCustomObjectStatus(
-          { group: GROUP, version: VERSION, plural: PLURAL, namespace: rs.metadata.namespace, name: rs.metadata.name, body: { status } },
+          {
+            group: GROUP,
+            version: VERSION,
+            plural: PLURAL,
+            namespace: rs.metadata.namespace,
+            name: rs.metadata.name,
+            body: { ...precondition, status: mergePatch(rs.status, status) },
+          },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         ),
       );
@@ -195,4 +207,18 @@ export class KubeClient {
     this.caps = { value, at: Date.now() };
     return value;
   }
+}
+
+/**
+ * A JSON merge patch (RFC 7386) from `previous` to `next`: `next` itself, with null for every
+ * field `previous` has and `next` lacks, at any depth, so that a field the new status drops
+ * (a canary gone from status.rollout) is removed instead of kept. Arrays are replaced whole.
+ */
+export function mergePatch(previous: unknown, next: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isObject(previous) || !isObject(next)) return next;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(previous)) if (!(key in next) || next[key] === undefined) out[key] = null;
+  for (const [key, value] of Object.entries(next)) if (value !== undefined) out[key] = mergePatch(previous[key], value);
+  return out;
 }

@@ -56,6 +56,8 @@ export interface OperatorOptions {
   namespaces?: readonly string[];
   /** Write Kubernetes Events (events.k8s.io/v1) on the resources; on by default. */
   events?: boolean;
+  /** Prometheus's base URL, where canaries under automatic analysis are measured; unset: no analysis can run. */
+  prometheusUrl?: string;
   /** Called when leadership is lost (not on stop()); the operator keeps campaigning. */
   onLostLeadership?: () => void;
 }
@@ -144,7 +146,7 @@ export class RecognitionOperator {
           return inf ? inf.get(ref.name, ref.namespace) !== undefined : undefined;
         },
       },
-      { clusterDomain: opts.clusterDomain, events },
+      { clusterDomain: opts.clusterDomain, events, prometheusUrl: opts.prometheusUrl },
     );
     // Every replica reports the conditions it sees in its cache, the leader's writes included.
     this.metrics.reportConditionsOf(() => (this.resources ? (this.resources.list() as ConditionSource[]) : []));
@@ -332,6 +334,7 @@ export class RecognitionOperator {
       try {
         const result = await this.reconciler.reconcile(key);
         queue.forget(key);
+        if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
         this.metrics.reconciles.inc({ controller: CONTROLLER, result: 'success' });
         if (result.statusWritten) this.metrics.statusWrites.inc();
         if (result.applied > 0) this.metrics.childWrites.inc({ controller: CONTROLLER }, result.applied);

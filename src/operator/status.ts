@@ -74,6 +74,8 @@ export interface Observed {
   clusterDomain?: string;
   /** The HPAs this resource owns, by component (none: autoscaling off for it). */
   autoscalers?: Partial<Record<Component, ObservedAutoscaler>>;
+  /** The rollout this reconcile decided (analysis/progress.ts); default: the spec's view, rolloutStatus(). */
+  rollout?: RolloutStatus;
 }
 
 const time = (v: string | Date | undefined): number | undefined => {
@@ -246,9 +248,10 @@ export function autoscalingCondition(autoscalers: Observed['autoscalers']): Omit
 }
 
 /**
- * status.rollout, from the spec the API pods are given: phase Canary while spec.canary is set,
- * even at weight 0 (Triton loads a canary of another model all the same; the API sends it nothing),
- * Stable otherwise.
+ * status.rollout without automatic analysis, from the spec the API pods are given: phase
+ * Canary while spec.canary is set, even at weight 0 (Triton loads a canary of another model
+ * all the same; the API sends it nothing), Stable otherwise. With spec.canary.analysis the
+ * operator's analysis decides it (analysis/progress.ts).
  */
 export function rolloutStatus(rs: RecognitionService): RolloutStatus {
   const canary = canaryModel(rs);
@@ -327,7 +330,7 @@ export function computeStatus(rs: RecognitionService, observed: Observed, now: D
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     url: apiUrl(rs),
-    rollout: rolloutStatus(rs),
+    rollout: observed.rollout ?? rolloutStatus(rs),
     api: api.status,
     triton: triton.status,
     conditions,

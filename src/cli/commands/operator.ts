@@ -26,6 +26,8 @@ export interface OperatorCommandOptions {
   retryPeriod: number;
   /** Comma-separated namespaces to watch (default: $WATCH_NAMESPACES; unset or empty: every namespace). */
   watchNamespaces?: string;
+  /** Prometheus's base URL for canary analysis (default: $PROMETHEUS_URL). */
+  prometheusUrl?: string;
 }
 
 /** A namespaced install's namespaces, from the flag or $WATCH_NAMESPACES ("a,b"); undefined: every namespace. */
@@ -61,6 +63,20 @@ function leaseNamespace(o: OperatorCommandOptions, env: NodeJS.ProcessEnv): stri
   }
 }
 
+/** An http(s) base URL, or undefined for none. */
+export function prometheusUrl(o: Pick<OperatorCommandOptions, 'prometheusUrl'>, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = (o.prometheusUrl ?? env.PROMETHEUS_URL ?? '').trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InvalidArgumentError(`--prometheus-url: not a URL: ${raw}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`--prometheus-url: expected http:// or https://, got ${raw}`);
+  return raw;
+}
+
 function seconds(min: number, max: number) {
   return (raw: string): number => {
     const n = Number(raw);
@@ -90,6 +106,7 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
     metrics: new OperatorMetrics({ defaultMetrics: true }),
     logger,
     clusterDomain: o.clusterDomain ?? env.CLUSTER_DOMAIN ?? 'cluster.local',
+    prometheusUrl: prometheusUrl(o, env),
     leaseTiming: { leaseDurationMs: o.leaseDuration * 1000, renewDeadlineMs: o.renewDeadline * 1000, retryPeriodMs: o.retryPeriod * 1000 },
   });
   await operator.start();
@@ -120,5 +137,6 @@ export function register(program: Command): void {
     .option('--renew-deadline <s>', 'leader election: the leader steps down when it cannot renew for this long', seconds(0.5, 600), 10)
     .option('--retry-period <s>', 'leader election: interval between acquire/renew attempts', seconds(0.1, 600), 2)
     .option('--watch-namespaces <list>', 'comma-separated namespaces to watch and manage (default: $WATCH_NAMESPACES, else every namespace)')
+    .option('--prometheus-url <url>', "Prometheus's base URL, where canaries under automatic analysis are measured (default: $PROMETHEUS_URL; unset: no analysis runs)")
     .action(async (o: OperatorCommandOptions) => runOperator(o));
 }

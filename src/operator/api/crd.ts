@@ -54,6 +54,8 @@ export function customResourceDefinition() {
             column('Reason', '.status.conditions[?(@.type=="Ready")].reason'),
             column('API', '.status.api.summary', { description: 'API ready/desired replicas' }),
             column('Triton', '.status.triton.summary', { description: 'Triton ready/desired replicas' }),
+            column('Rollout', '.status.rollout.phase', { description: 'Stable, Canary, Analysing, Promoted or RolledBack' }),
+            column('Canary', '.status.rollout.canaryWeight', { type: 'integer', description: 'Percent of requests the API pods send to the canary' }),
             column('Age', '.metadata.creationTimestamp', { type: 'date' }),
             column('URL', '.status.url', { priority: 1 }),
             column('Message', '.status.conditions[?(@.type=="Ready")].message', { priority: 1 }),

@@ -284,6 +284,32 @@ export const TritonSpecSchema = Type.Object(
   },
 );
 
+const AnalysisInt = (min: number, max: number, def: number, description: string) => Type.Integer({ minimum: min, maximum: max, default: def, description });
+
+/**
+ * Automatic promotion and rollback (docs/operator.md, "Automatic analysis"): the operator
+ * compares the canary with the stable model on the API's own per-model metrics in Prometheus
+ * and raises the canary's weight, holds it, promotes it (every request) or rolls it back (none).
+ */
+export const CanaryAnalysisSchema = Type.Object(
+  {
+    intervalSeconds: AnalysisInt(5, 3600, 60, 'Seconds between two checks.'),
+    windowSeconds: AnalysisInt(10, 86_400, 300, 'Seconds of metrics each check reads (Prometheus increase() over this range).'),
+    stepWeight: AnalysisInt(1, 100, 10, 'Percent added to the canary after each passing check.'),
+    maxWeight: AnalysisInt(1, 99, 50, 'The highest weight a check runs at (below 100: the stable side needs requests to compare with); a passing check there promotes the canary (weight 100).'),
+    failureLimit: AnalysisInt(1, 100, 2, 'Failed checks in one rollout that roll the canary back (weight 0).'),
+    minRequests: AnalysisInt(1, 1_000_000, 50, "Canary requests (first attempts) a check needs in its window; fewer - inconclusive, the weight holds."),
+    maxErrorRateIncrease: AnalysisInt(0, 100, 1, "Percentage points the canary's error rate (ERROR and timeout among first attempts) may exceed the stable model's."),
+    maxLatencyIncrease: AnalysisInt(0, 10_000, 50, "Percent the canary's mean inference latency may exceed the stable model's."),
+    maxBadFeedbackIncrease: AnalysisInt(0, 100, 10, "Percentage points the canary's share of 'bad' feedback may exceed the stable model's, once both have minFeedback ratings in the window."),
+    minFeedback: AnalysisInt(1, 1_000_000, 20, 'Ratings each side needs in the window before feedback is compared.'),
+  },
+  {
+    description:
+      "Automatic analysis: the canary starts at weight, and every intervalSeconds the operator compares it with the stable model on the API's metrics in Prometheus (the operator's --prometheus-url): error rate, mean inference latency and bad feedback. A pass raises the weight by stepWeight up to maxWeight, then promotes (weight 100); failureLimit failed checks roll back (weight 0). Promoted or rolled back, the canary stays in the spec until edited: promote for good by making it the stable model (docs/operator.md).",
+  },
+);
+
 export const CanarySpecSchema = Type.Object(
   {
     modelName: Type.Optional(
@@ -294,12 +320,14 @@ export const CanarySpecSchema = Type.Object(
       minimum: 0,
       maximum: 100,
       description:
-        "Percent of requests the API sends to the canary (CANARY_WEIGHT), chosen by a hash of the canary's name and version and each request's external_id: within one canary the same id stays on one side, and raising the weight only moves ids from stable to canary. 0 - the canary is loaded but answers nothing. A change rolls the API pods (it is their environment).",
+        "Percent of requests the API sends to the canary (CANARY_WEIGHT), chosen by a hash of the canary's name and version and each request's external_id: within one canary the same id stays on one side, and raising the weight only moves ids from stable to canary. 0 - the canary is loaded but answers nothing. A change rolls the API pods (it is their environment). With analysis - the weight the canary starts at.",
     }),
+    analysis: Type.Optional(CanaryAnalysisSchema),
   },
   {
     description:
       'A canary of another model or version next to the stable one (triton.modelName/modelVersion), taking weight percent of requests. Promote - set triton.modelName/modelVersion to the canary and remove canary; abort - remove canary.',
+    'x-kubernetes-validations': [rule('!has(self.analysis) || self.weight >= 1', 'with analysis, weight is the weight the canary starts at: at least 1')],
   },
 );
 
@@ -426,12 +454,43 @@ export const ConditionSchema = Type.Object({
 const ModelRefSchema = operatorWritten(Type.Object({ name: Type.String(), version: Type.String() }));
 
 /** What the API serves, from the spec: the stable model, and the canary with its share while one is set. */
+/** One side's figures over a check's window. */
+const SideFiguresSchema = operatorWritten(
+  Type.Object({
+    requests: Type.Integer({ description: 'First attempts answered or failed in the window.' }),
+    errorRatePercent: Type.Number(),
+    meanLatencyMs: Type.Optional(Type.Number()),
+    ratings: Type.Integer(),
+    badFeedbackPercent: Type.Optional(Type.Number()),
+  }),
+);
+
+/** The automatic analysis of the canary in status.rollout.canary. */
+const AnalysisStatusSchema = operatorWritten(
+  Type.Object({
+    passedChecks: Type.Integer(),
+    failedChecks: Type.Integer(),
+    /** The start of the current interval: the next check is due intervalSeconds after it. */
+    lastCheckTime: Type.String({ format: 'date-time' }),
+    /** The last check's outcome, in words. */
+    message: Type.String({ maxLength: 4096 }),
+    stable: Type.Optional(SideFiguresSchema),
+    canary: Type.Optional(SideFiguresSchema),
+  }),
+);
+
+/**
+ * What the API serves: the stable model, and the canary with its share while one is set.
+ * Phases: Stable (no canary), Canary (a weight set by hand), Analysing (the operator sets the
+ * weight), Promoted (analysis passed: weight 100) or RolledBack (analysis failed: weight 0).
+ */
 export const RolloutStatusSchema = operatorWritten(
   Type.Object({
-    phase: StringEnum(['Stable', 'Canary']),
+    phase: StringEnum(['Stable', 'Canary', 'Analysing', 'Promoted', 'RolledBack']),
     stable: ModelRefSchema,
     canary: Type.Optional(ModelRefSchema),
     canaryWeight: Type.Integer(),
+    analysis: Type.Optional(AnalysisStatusSchema),
   }),
 );
 

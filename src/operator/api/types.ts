@@ -29,6 +29,8 @@ export type ResourceRequirements = ApiSpec['resources'];
 export type AutoscalingSpec = RecognitionServiceSpec['autoscaling'];
 export type ComponentAutoscaling = NonNullable<AutoscalingSpec['api']>;
 export type DisruptionSpec = RecognitionServiceSpec['podDisruptionBudget'];
+export type CanarySpec = NonNullable<RecognitionServiceSpec['canary']>;
+export type CanaryAnalysis = NonNullable<CanarySpec['analysis']>;
 
 export type RecognitionServiceStatus = Static<typeof RecognitionServiceStatusSchema>;
 export type Condition = Static<typeof ConditionSchema>;
@@ -37,6 +39,8 @@ export type ConditionStatus = Condition['status'];
 export type ComponentStatus = NonNullable<RecognitionServiceStatus['api']>;
 export type FailureRecord = NonNullable<RecognitionServiceStatus['lastFailure']>;
 export type RolloutStatus = NonNullable<RecognitionServiceStatus['rollout']>;
+export type AnalysisStatus = NonNullable<RolloutStatus['analysis']>;
+export type SideFigures = NonNullable<AnalysisStatus['canary']>;
 
 /** The API server's metadata, as far as the operator reads it. */
 export interface ObjectMeta {

@@ -33,10 +33,13 @@ import {
   type KubeObject,
 } from '../desired/index.js';
 import type { EventRecorder } from '../events.js';
-import { describeError, HANDOVER_MANAGER, type KubeClient } from '../kube.js';
+import { describeError, HANDOVER_MANAGER, statusCode, type KubeClient } from '../kube.js';
 import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, recordLeftTo, standingConflicts, withoutFields, type FieldConflict } from '../field-conflicts.js';
 import { hasAutoscaler } from '../desired/policies.js';
 import { computeStatus, sameJson, type ObservedAutoscaler, type ObservedDeployment, type ObservedPod } from '../status.js';
+import { afterCheck, checkDueIn, rolloutBefore } from '../analysis/progress.js';
+import { readFigures } from '../analysis/prometheus.js';
+import type { RolloutStatus } from '../api/types.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
 
@@ -55,12 +58,16 @@ export interface ReconcileResult {
   applied: number;
   deleted: number;
   statusWritten: boolean;
+  /** Reconcile again after this long: a canary's next check is due then. */
+  requeueAfterMs?: number;
 }
 
 export interface ReconcilerOptions {
   clusterDomain?: string;
   events?: EventRecorder;
   now?: () => Date;
+  /** Prometheus's base URL, where a canary's automatic analysis reads the API's metrics. */
+  prometheusUrl?: string;
 }
 
 export class ReconcileError extends Error {
@@ -169,6 +176,9 @@ export class RecognitionServiceReconciler {
       return { applied: 0, deleted: 0, statusWritten: false };
     }
 
+    // First the rollout: a check may change the weight the API pods are given below.
+    const { rollout, requeueAfterMs } = await this.progressRollout(rs);
+    const current: RecognitionService = { ...rs, status: { ...rs.status, rollout } };
     const caps = await this.kube.capabilities();
     const deployments: Partial<Record<Component, ObservedDeployment>> = {};
     const autoscalers: Partial<Record<Component, ObservedAutoscaler>> = {};
@@ -179,7 +189,7 @@ export class RecognitionServiceReconciler {
       // Before the Deployment that reads it, whose pod template names the Secret's uid.
       const signing = await this.signingKey(rs);
       if (signing.created) applied++;
-      const desired = desiredState(rs, caps, { clusterDomain: this.opts.clusterDomain, signingSecretUid: signing.uid });
+      const desired = desiredState(current, caps, { clusterDomain: this.opts.clusterDomain, signingSecretUid: signing.uid });
       const lookups = this.lookUpUncached(desired.apply);
       for (const obj of desired.apply) {
         const result = await this.applyChild(rs, obj, failures, lookups.get(obj));
@@ -219,6 +229,7 @@ export class RecognitionServiceReconciler {
         reconcileReason: failures.length > 0 && failures.every((f) => f.reason === 'FieldConflict') ? 'FieldConflict' : undefined,
         clusterDomain: this.opts.clusterDomain,
         autoscalers,
+        rollout,
       },
       now,
     );
@@ -230,7 +241,50 @@ export class RecognitionServiceReconciler {
     // A field conflict is reported, not retried: the child's or the resource's next change re-runs it.
     const retried = failures.filter((f) => f.retry !== false);
     if (retried.length > 0) throw new ReconcileError(retried.map((f) => f.message).join('; '), retried[0].reason);
-    return { applied, deleted, statusWritten };
+    return { applied, deleted, statusWritten, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+  }
+
+  /**
+   * The canary's rollout (analysis/progress.ts): under automatic analysis, a check when one is
+   * due (its figures from Prometheus) and the events it decided; the time to the next check.
+   *
+   * A step (a start, a check) is written at once and only onto the resource as it was read: a
+   * reconcile working from a cache that has not yet seen the last step's status would check
+   * again and apply the older weight; its write fails with a conflict instead, before any child
+   * is applied, and it is retried from a fresh cache. Events follow the write, once per step.
+   */
+  private async progressRollout(rs: RecognitionService): Promise<{ rollout: RolloutStatus; requeueAfterMs?: number }> {
+    const now = this.now();
+    const defaulted = withDefaults(rs);
+    let step = rolloutBefore(defaulted, now);
+    const events = [...step.events];
+    const policy = defaulted.spec.canary?.analysis;
+    let due = policy ? checkDueIn(step.status, policy, now) : undefined;
+    let stepped = step.events.length > 0;
+    if (policy && due !== undefined && due <= 0) {
+      stepped = true;
+      const { stable, canary } = step.status;
+      const url = this.opts.prometheusUrl;
+      const result = url
+        ? await readFigures(url, { namespace: rs.metadata.namespace, service: childName(rs, 'api'), stable, canary: canary!, windowSeconds: policy.windowSeconds }, now).then(
+            (figures) => ({ figures }),
+            (err: unknown) => ({ error: (err as Error).message }),
+          )
+        : { error: 'the operator has no Prometheus address (--prometheus-url, the chart value analysis.prometheusUrl)' };
+      step = afterCheck(step.status, policy, result, now);
+      events.push(...step.events);
+      due = checkDueIn(step.status, policy, now);
+    }
+    if (stepped) {
+      try {
+        await this.kube.writeStatus(rs, { ...rs.status, rollout: step.status }, { ifUnchanged: true });
+      } catch (err) {
+        if (statusCode(err) === 409) throw new ReconcileError('the resource changed while its rollout was decided: deciding again', 'RolloutConflict');
+        throw err;
+      }
+    }
+    for (const e of events) this.opts.events?.record(rs, e.type, e.reason, 'Rollout', e.message);
+    return { rollout: step.status, ...(due !== undefined ? { requeueAfterMs: Math.max(due, 0) } : {}) };
   }
 
   /**

@@ -52,7 +52,7 @@ const COMPUTED: Partial<Record<SettingName, (rs: RecognitionService, clusterDoma
   // The rollout (./rollout.ts): only what differs from the API's defaults is written, so a
   // resource without a version or canary keeps its pod template (an operator upgrade rolls nothing).
   tritonModelVersion: (rs) => stableModel(rs).version || undefined,
-  canaryWeight: (rs) => (rs.spec.canary ? String(rs.spec.canary.weight) : undefined),
+  canaryWeight: (rs) => canaryModel(rs)?.weight.toString(),
   canaryModelName: (rs) => canaryModel(rs)?.name,
   canaryModelVersion: (rs) => canaryModel(rs)?.version || undefined,
   canaryModelCatalog: (rs) => canaryCatalogLocation(rs),

@@ -24,11 +24,34 @@ export function stableModel(rs: RecognitionService): ModelRef {
   return { name: rs.spec.triton.modelName, version: rs.spec.triton.modelVersion ?? '' };
 }
 
-/** The canary, or undefined without spec.canary. A weight of 0 is still a canary: loaded, answering nothing. */
+/**
+ * The canary, or undefined without spec.canary. A weight of 0 is still a canary: loaded,
+ * answering nothing. `weight` is what the API pods get: the spec's, or under automatic
+ * analysis the one the operator reached for this canary (status.rollout).
+ */
 export function canaryModel(rs: RecognitionService): Canary | undefined {
   const c = rs.spec.canary;
   if (!c) return undefined;
   const stable = stableModel(rs);
   const name = c.modelName ?? stable.name;
-  return { name, version: c.modelVersion ?? '', weight: c.weight, otherModel: name !== stable.name };
+  const weight = isAnalysedRollout(rs) ? rs.status!.rollout!.canaryWeight : c.weight;
+  return { name, version: c.modelVersion ?? '', weight, otherModel: name !== stable.name };
+}
+
+/**
+ * Whether status.rollout holds the operator's analysis of the spec's canary next to the spec's
+ * stable model: then its weight, not the spec's, is the one in force. Any other status (none,
+ * an earlier canary, another stable model, analysis switched off) is not this rollout's.
+ */
+export function isAnalysedRollout(rs: RecognitionService): boolean {
+  const c = rs.spec.canary;
+  const r = rs.status?.rollout;
+  if (!c?.analysis || !r?.analysis || !r.canary) return false;
+  const stable = stableModel(rs);
+  return (
+    r.stable.name === stable.name &&
+    r.stable.version === stable.version &&
+    r.canary.name === (c.modelName ?? stable.name) &&
+    r.canary.version === (c.modelVersion ?? '')
+  );
 }
