@@ -255,8 +255,8 @@ describe('operator against a real kube-apiserver', { skip: tools ? false : missi
     if (tools!.kubectl) {
       // What an SRE sees: the short name and the printer columns.
       const table = execFileSync(tools!.kubectl, ['--kubeconfig', cluster.kubeConfigFile(), 'get', 'recsvc', '-n', NS], { encoding: 'utf8' });
-      assert.match(table, /^NAME\s+READY\s+REASON\s+API\s+TRITON\s+AGE\n/);
-      assert.match(table, /\nvision\s+True\s+Available\s+3\/3\s+1\/1\s+\S+\n/);
+      assert.match(table, /^NAME\s+READY\s+REASON\s+API\s+TRITON\s+ROLLOUT\s+CANARY\s+AGE\n/);
+      assert.match(table, /\nvision\s+True\s+Available\s+3\/3\s+1\/1\s+Stable\s+0\s+\S+\n/);
       const wide = execFileSync(tools!.kubectl, ['--kubeconfig', cluster.kubeConfigFile(), 'get', 'recsvc', '-n', NS, '-o', 'wide'], { encoding: 'utf8' });
       assert.match(wide, /\s+http:\/\/vision-api\.team-a\.svc:8080\s+API and Triton are ready\n/);
     }
