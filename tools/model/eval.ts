@@ -175,3 +175,108 @@ export function formatEval(model: string, r: EvalResult): string {
     `mAP@0.5 ${r.map.toFixed(3)}   recall ${r.recall.toFixed(3)}   precision ${r.precision.toFixed(3)} (at the serving thresholds)   ${r.imagesPerSecond.toFixed(2)} images/s`,
   ].join('\n');
 }
+
+/** A 95% interval: the 2.5th and 97.5th percentiles of the resampled values. */
+export interface Interval {
+  low: number;
+  high: number;
+}
+
+export interface MetricIntervals {
+  map: Interval;
+  recall: Interval;
+}
+
+export interface BootstrapResult {
+  resamples: number;
+  /** One per model evaluated, in order. */
+  models: MetricIntervals[];
+  /** With two models: the second's metric minus the first's, on the same resamples (paired). */
+  difference?: MetricIntervals;
+}
+
+/** mulberry32: a small seeded generator, so that a run's intervals can be reproduced exactly. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The set as if its photos were `draw` (indexes into set.images, repeats allowed), with each run's detections to match. */
+function resampled(set: CocoSet, runs: ImageDetections[][], draw: number[]): { set: CocoSet; runs: ImageDetections[][] } {
+  const byImage = new Map<number, CocoSet['annotations']>();
+  for (const a of set.annotations) byImage.set(a.image_id, [...(byImage.get(a.image_id) ?? []), a]);
+  const images: CocoSet['images'] = [];
+  const annotations: CocoSet['annotations'] = [];
+  draw.forEach((index, k) => {
+    const photo = set.images[index];
+    images.push({ ...photo, id: k + 1 });
+    for (const a of byImage.get(photo.id) ?? []) annotations.push({ ...a, id: annotations.length + 1, image_id: k + 1 });
+  });
+  const detectionsOf = runs.map((run) => new Map(run.map((r) => [r.imageId, r.detections])));
+  return {
+    set: { images, annotations, categories: set.categories },
+    runs: detectionsOf.map((of) => draw.map((index, k) => ({ imageId: k + 1, detections: of.get(set.images[index].id) ?? [] }))),
+  };
+}
+
+function percentiles(values: number[]): Interval {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+  return { low: at(0.025), high: at(0.975) };
+}
+
+/**
+ * Bootstrap over photos (the unit the set was sampled by, so objects of one photo move
+ * together): `resamples` times, as many photos drawn with replacement as the set has, every
+ * model evaluated on the same draw. With two models the interval of their difference is paired,
+ * far narrower than the two intervals side by side suggest: it is what tells a real difference
+ * from the luck of which photos were labelled.
+ */
+export function bootstrap(
+  set: CocoSet,
+  runs: ImageDetections[][],
+  thresholds: Array<(label: string) => number>,
+  { resamples = 1000, seed = 1 }: { resamples?: number; seed?: number } = {},
+): BootstrapResult {
+  const next = seeded(seed);
+  const values = runs.map(() => ({ map: [] as number[], recall: [] as number[] }));
+  const difference = { map: [] as number[], recall: [] as number[] };
+  for (let i = 0; i < resamples; i++) {
+    const draw = set.images.map(() => Math.floor(next() * set.images.length));
+    const sample = resampled(set, runs, draw);
+    const scores = sample.runs.map((run, m) => evaluate(sample.set, run, thresholds[m], 1));
+    scores.forEach((s, m) => {
+      values[m].map.push(s.map);
+      values[m].recall.push(s.recall);
+    });
+    if (scores.length === 2) {
+      difference.map.push(scores[1].map - scores[0].map);
+      difference.recall.push(scores[1].recall - scores[0].recall);
+    }
+  }
+  const intervals = (v: { map: number[]; recall: number[] }): MetricIntervals => ({ map: percentiles(v.map), recall: percentiles(v.recall) });
+  return { resamples, models: values.map(intervals), ...(runs.length === 2 ? { difference: intervals(difference) } : {}) };
+}
+
+const range = (i: Interval, signed = false) => {
+  const f = (n: number) => `${signed && n >= 0 ? '+' : ''}${n.toFixed(3)}`;
+  return `[${f(i.low)}, ${f(i.high)}]`;
+};
+
+/** The interval lines under formatEval's table; with two models, their difference and whether it is more than noise. */
+export function formatIntervals(models: string[], b: BootstrapResult): string {
+  const lines = models.map((m, i) => `${m}: 95% interval over photos (${b.resamples} bootstrap resamples): mAP@0.5 ${range(b.models[i].map)}   recall ${range(b.models[i].recall)}`);
+  if (b.difference) {
+    const verdict = (i: Interval) => (i.low > 0 || i.high < 0 ? 'a real difference' : 'not told apart from noise');
+    lines.push(
+      `${models[1]} - ${models[0]}, paired: mAP@0.5 ${range(b.difference.map, true)} (${verdict(b.difference.map)})   recall ${range(b.difference.recall, true)} (${verdict(b.difference.recall)})`,
+    );
+  }
+  return lines.join('\n');
+}

@@ -69,15 +69,18 @@ export function register(program: Command): void {
     });
   model
     .command('eval')
-    .description('Per-class AP@0.5, mAP@0.5, recall and precision at the serving threshold, images/s, on a COCO-JSON labelled set')
+    .description('Per-class AP@0.5, mAP@0.5, recall and precision at the serving threshold, images/s, on a COCO-JSON labelled set, with 95% bootstrap intervals over photos')
     .option('--images <dir>', 'folder of the photos (default: datasets/labelled-photos/images)')
     .option('--labels <file>', 'COCO JSON with the boxes (default: datasets/labelled-photos/annotations.json)')
     .option('--model <name>', 'model in MODEL_REPOSITORY (default: MODEL_NAME)')
+    .option('--compare <name>', 'a second model on the same photos, and the paired interval of the difference')
+    .option('--resamples <n>', 'bootstrap resamples of the photos (0: no intervals)', '1000')
+    .option('--seed <n>', 'seed of the resampling (the same seed, the same intervals)', '1')
     .option('--sweep', 'also print recall and precision for a range of thresholds', false)
     .option('--json', 'one JSON object', false)
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const args: string[] = [];
-      for (const k of ['images', 'labels', 'model'] as const) if (typeof opts[k] === 'string') args.push(`--${k}`, opts[k]);
+      for (const k of ['images', 'labels', 'model', 'compare', 'resamples', 'seed'] as const) if (typeof opts[k] === 'string') args.push(`--${k}`, opts[k]);
       if (opts.sweep) args.push('--sweep');
       if (opts.json) args.push('--json');
       process.exitCode = await runPrepareTool(args, EVAL_TOOL);
