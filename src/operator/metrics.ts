@@ -11,10 +11,14 @@ export const CONTROLLER = 'recognitionservice';
 /** What the condition gauge reads of a RecognitionService in the cache. */
 export interface ConditionSource {
   metadata?: { namespace?: string; name?: string };
-  status?: { conditions?: Array<{ type?: string; status?: string }> };
+  status?: {
+    conditions?: Array<{ type?: string; status?: string }>;
+    rollout?: { phase?: string; canary?: { name?: string; version?: string }; canaryWeight?: number };
+  };
 }
 
 const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+const ROLLOUT_PHASES = ['Stable', 'Canary', 'Analysing', 'Promoted', 'RolledBack'] as const;
 
 export class OperatorMetrics {
   readonly registry = new Registry();
@@ -32,6 +36,8 @@ export class OperatorMetrics {
   readonly managedResources: Gauge;
   readonly statusWrites: Counter;
   readonly resourceConditions: Gauge<'namespace' | 'name' | 'type' | 'status'>;
+  readonly rolloutPhase: Gauge<'namespace' | 'name' | 'canary' | 'phase'>;
+  readonly canaryWeight: Gauge<'namespace' | 'name' | 'canary'>;
   /** The RecognitionServices to report conditions of: the operator's informer cache. */
   private conditionSource: () => Iterable<ConditionSource> = () => [];
 
@@ -110,10 +116,45 @@ export class OperatorMetrics {
         }
       },
     });
+    // status.rollout the same way: the phase (1 on the current one) and the weight the API pods
+    // are given, labelled with the canary (model:version, '' without one).
+    const canaryOf = (rs: ConditionSource) => {
+      const c = rs.status?.rollout?.canary;
+      return c?.name ? `${c.name}:${c.version ?? ''}` : '';
+    };
+    this.rolloutPhase = new Gauge({
+      name: 'recognition_operator_rollout_phase',
+      help: "Phase of each RecognitionService's model rollout (status.rollout.phase): 1 for the current one (Stable, Canary, Analysing, Promoted, RolledBack), 0 for the others.",
+      labelNames: ['namespace', 'name', 'canary', 'phase'],
+      registers,
+      collect() {
+        this.reset();
+        for (const rs of source()) {
+          const { namespace, name } = rs.metadata ?? {};
+          const phase = rs.status?.rollout?.phase;
+          if (!namespace || !name || !phase) continue;
+          for (const p of ROLLOUT_PHASES) this.set({ namespace, name, canary: canaryOf(rs), phase: p }, phase === p ? 1 : 0);
+        }
+      },
+    });
+    this.canaryWeight = new Gauge({
+      name: 'recognition_operator_rollout_canary_weight',
+      help: 'Percent of requests the API pods of each RecognitionService send to its canary (status.rollout.canaryWeight).',
+      labelNames: ['namespace', 'name', 'canary'],
+      registers,
+      collect() {
+        this.reset();
+        for (const rs of source()) {
+          const { namespace, name } = rs.metadata ?? {};
+          const r = rs.status?.rollout;
+          if (namespace && name && r?.phase) this.set({ namespace, name, canary: canaryOf(rs) }, r.canaryWeight ?? 0);
+        }
+      },
+    });
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'recognition_operator_' });
   }
 
-  /** Where recognition_operator_resource_condition reads the resources from at each scrape. */
+  /** Where recognition_operator_resource_condition and the rollout gauges read the resources from at each scrape. */
   reportConditionsOf(source: () => Iterable<ConditionSource>): void {
     this.conditionSource = source;
   }

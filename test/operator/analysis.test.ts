@@ -14,6 +14,7 @@ import { canaryModel } from '../../src/operator/desired/rollout.js';
 import { desiredState } from '../../src/operator/desired/index.js';
 import { mergePatch } from '../../src/operator/kube.js';
 import { prometheusUrl } from '../../src/cli/commands/operator.js';
+import { OperatorMetrics } from '../../src/operator/metrics.js';
 import { sampleResource } from './fixtures.js';
 
 const POLICY = (withDefaults(sampleResource({ triton: { ...sampleResource().spec.triton, modelVersion: '3' }, canary: { modelVersion: '4', weight: 10, analysis: {} as CanaryAnalysis } })).spec.canary!
@@ -179,4 +180,19 @@ test('--prometheus-url: the flag, else $PROMETHEUS_URL, else none; only an http(
   assert.equal(prometheusUrl({ prometheusUrl: 'https://p.example/prom' }, { PROMETHEUS_URL: 'http://other:9090' }), 'https://p.example/prom');
   assert.throws(() => prometheusUrl({ prometheusUrl: 'prometheus:9090' }, {}), /expected http:\/\/ or https:\/\//);
   assert.throws(() => prometheusUrl({ prometheusUrl: 'not a url' }, {}), /not a URL/);
+});
+
+test('the rollout gauges: the phase (1 on the current one) and the weight of each resource, labelled with its canary', async () => {
+  const metrics = new OperatorMetrics();
+  metrics.reportConditionsOf(() => [
+    { metadata: { namespace: 'shop', name: 'vision' }, status: { rollout: { phase: 'RolledBack', canary: { name: 'centernet', version: '4' }, canaryWeight: 0 } } },
+    { metadata: { namespace: 'shop', name: 'ocr' }, status: { rollout: { phase: 'Stable', canaryWeight: 0 } } },
+    { metadata: { namespace: 'shop', name: 'new' }, status: {} },
+  ]);
+  const text = await metrics.registry.metrics();
+  assert.match(text, /\nrecognition_operator_rollout_phase\{namespace="shop",name="vision",canary="centernet:4",phase="RolledBack"\} 1\n/);
+  assert.match(text, /\nrecognition_operator_rollout_phase\{namespace="shop",name="vision",canary="centernet:4",phase="Analysing"\} 0\n/);
+  assert.match(text, /\nrecognition_operator_rollout_phase\{namespace="shop",name="ocr",canary="",phase="Stable"\} 1\n/);
+  assert.match(text, /\nrecognition_operator_rollout_canary_weight\{namespace="shop",name="vision",canary="centernet:4"\} 0\n/);
+  assert.doesNotMatch(text, /name="new"/, 'no rollout status yet: no series');
 });
