@@ -27,7 +27,7 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private shuttingDown = false;
 
@@ -64,13 +64,18 @@ export class WorkQueue {
   addAfter(key: string, delayMs: number): void {
     if (this.shuttingDown) return;
     if (delayMs <= 0) return this.add(key);
-    if (this.timers.has(key)) return;
+    const due = Date.now() + delayMs;
+    const pending = this.timers.get(key);
+    if (pending) {
+      if (pending.due <= due) return;
+      clearTimeout(pending.timer);
+    }
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
     }, delayMs);
     timer.unref();
-    this.timers.set(key, timer);
+    this.timers.set(key, { timer, due });
   }
 
   /** Re-adds a failed key after base * 2^failures (capped); returns the delay. */
@@ -113,7 +118,7 @@ export class WorkQueue {
 
   shutDown(): void {
     this.shuttingDown = true;
-    for (const t of this.timers.values()) clearTimeout(t);
+    for (const t of this.timers.values()) clearTimeout(t.timer);
     this.timers.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
   }

@@ -55,6 +55,21 @@ describe('work queue', () => {
     q.shutDown();
   });
 
+  test('addAfter: a sooner delay replaces a later one pending for the key, a later one does not replace a sooner', { timeout: 10_000 }, async () => {
+    const q = new WorkQueue();
+    const keepAlive = setInterval(() => undefined, 1_000);
+    // A canary's next check (seconds) must not wait behind a long backoff or an old interval.
+    q.addAfter('ns/a', 600_000);
+    q.addAfter('ns/a', 20);
+    assert.equal(await q.get(), 'ns/a');
+    q.done('ns/a');
+    q.addAfter('ns/b', 20);
+    q.addAfter('ns/b', 600_000);
+    assert.equal(await q.get(), 'ns/b');
+    clearInterval(keepAlive);
+    q.shutDown();
+  });
+
   test('shutDown releases waiting workers and refuses new keys', async () => {
     const q = new WorkQueue();
     const waiting = q.get();
