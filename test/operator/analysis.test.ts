@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { withDefaults } from '../../src/operator/api/defaults.js';
 import type { CanaryAnalysis, RecognitionService } from '../../src/operator/api/types.js';
 import { judge, type Figures, type SideCounts } from '../../src/operator/analysis/judge.js';
-import { afterCheck, checkDueIn, rolloutBefore } from '../../src/operator/analysis/progress.js';
+import { afterCheck, checkDueIn, rolloutBefore, windowOf } from '../../src/operator/analysis/progress.js';
 import { sideQueries, sideSelectors } from '../../src/operator/analysis/prometheus.js';
 import { canaryModel } from '../../src/operator/desired/rollout.js';
 import { desiredState } from '../../src/operator/desired/index.js';
@@ -23,10 +23,9 @@ const POLICY = (withDefaults(sampleResource({ triton: { ...sampleResource().spec
 const side = (over: Partial<SideCounts> = {}): SideCounts => ({ requests: 100, errors: 0, latencySumSeconds: 5, latencyCount: 100, ratings: 0, badRatings: 0, ...over });
 const figures = (canary: Partial<SideCounts> = {}, stable: Partial<SideCounts> = {}): Figures => ({ canary: side(canary), stable: side(stable) });
 
-test('the defaults of spec.canary.analysis', () => {
+test('the defaults of spec.canary.analysis: the window is the interval, so no two checks read the same requests', () => {
   assert.deepEqual(POLICY, {
     intervalSeconds: 60,
-    windowSeconds: 300,
     stepWeight: 10,
     maxWeight: 50,
     failureLimit: 2,
@@ -36,6 +35,8 @@ test('the defaults of spec.canary.analysis', () => {
     maxBadFeedbackIncrease: 10,
     minFeedback: 20,
   });
+  assert.equal(windowOf(POLICY), 60);
+  assert.equal(windowOf({ ...POLICY, windowSeconds: 300 }), 300);
 });
 
 test('a check: inconclusive with too few requests on either side; each rule fails on its own; feedback only once both sides have enough', () => {
@@ -128,9 +129,11 @@ test('a rollout: inconclusive and unreadable checks hold the weight and fail not
   assert.equal(step.status.canaryWeight, 10);
   assert.equal(step.events.length, 0);
   assert.match(step.status.analysis!.message, /^weight 10 held: too few requests/);
+  assert.ok(step.status.analysis!.canary, 'an inconclusive check shows the figures it read');
   step = afterCheck(step.status, policy, { error: 'Prometheus at http://p did not answer' }, t0);
   assert.deepEqual(step.events.map((e) => [e.type, e.reason]), [['Warning', 'RolloutAnalysisUnavailable']]);
   assert.equal(step.status.analysis!.failedChecks, 0);
+  assert.equal(step.status.analysis!.canary, undefined, 'no figures that would read as this check’s');
 
   step = afterCheck(step.status, policy, { figures: figures({ errors: 100, latencyCount: 0 }) }, t0);
   assert.equal(step.status.phase, 'Analysing');
@@ -180,6 +183,11 @@ test('--prometheus-url: the flag, else $PROMETHEUS_URL, else none; only an http(
   assert.equal(prometheusUrl({ prometheusUrl: 'https://p.example/prom' }, { PROMETHEUS_URL: 'http://other:9090' }), 'https://p.example/prom');
   assert.throws(() => prometheusUrl({ prometheusUrl: 'prometheus:9090' }, {}), /expected http:\/\/ or https:\/\//);
   assert.throws(() => prometheusUrl({ prometheusUrl: 'not a url' }, {}), /not a URL/);
+  assert.throws(() => prometheusUrl({ prometheusUrl: 'http://admin:secret@prometheus:9090' }, {}), (err: Error) => {
+    assert.match(err.message, /no credentials in the URL/);
+    assert.doesNotMatch(err.message, /secret/);
+    return true;
+  });
 });
 
 test('the rollout gauges: the phase (1 on the current one) and the weight of each resource, labelled with its canary', async () => {

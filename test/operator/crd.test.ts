@@ -157,6 +157,17 @@ describe('model versions and canary: the CRD as a real kube-apiserver enforces i
     await refusedCreate('bad-weight', (o) => (o.spec.canary = { modelVersion: '2', weight: 101 }), /spec.canary.weight: Invalid value: 101: spec.canary.weight in body should be less than or equal to 100/);
     await refusedCreate('bad-weight', (o) => (o.spec.canary = { modelVersion: '2', weight: -1 }), /spec.canary.weight.*greater than or equal to 0/);
     await refusedCreate('bad-weight', (o) => (o.spec.canary = { modelVersion: '2' }), /spec.canary.weight: Required value/);
+    // Under analysis the weight is where the canary starts: some traffic, and no more than the analysis ever gives it.
+    const STARTS = /with analysis, weight is the weight the canary starts at: from 1 to analysis.maxWeight/;
+    const analysed = (weight: number, analysis: object) => (o: Any) => ((o.spec.triton.modelVersion = '1'), (o.spec.canary = { modelVersion: '2', weight, analysis }));
+    await refusedCreate('analysed', analysed(0, {}), STARTS);
+    await refusedCreate('analysed', analysed(60, {}), STARTS);
+    await refusedCreate('analysed', analysed(10, { maxWeight: 100 }), /spec.canary.analysis.maxWeight.*less than or equal to 99/);
+    const ok = sample('analysed');
+    analysed(50, { intervalSeconds: 30 })(ok);
+    const withAnalysis: Any = await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: ok });
+    assert.equal(withAnalysis.spec.canary.analysis.maxWeight, 50, 'defaults filled in by the API server');
+    assert.equal(withAnalysis.spec.canary.analysis.windowSeconds, undefined, 'no window: the interval');
     await refusedCreate('bad-name', (o) => (o.spec.canary = { modelName: 'a/b', weight: 5 }), /spec.canary.modelName/);
 
     const SAME = /canary must differ from the stable model \(triton.modelName\/modelVersion\) in modelName or modelVersion/;

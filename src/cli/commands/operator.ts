@@ -73,7 +73,9 @@ export function prometheusUrl(o: Pick<OperatorCommandOptions, 'prometheusUrl'>, 
   } catch {
     throw new InvalidArgumentError(`--prometheus-url: not a URL: ${raw}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`--prometheus-url: expected http:// or https://, got ${raw}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`--prometheus-url: expected http:// or https://, got ${url.protocol}`);
+  // The address goes into status messages and Events, which anyone reading the resource sees.
+  if (url.username || url.password) throw new InvalidArgumentError('--prometheus-url: no credentials in the URL (they would show in status and Events); put an authenticating proxy in front of Prometheus');
   return raw;
 }
 

@@ -30,6 +30,11 @@ export interface RolloutStep {
 
 const describe = (m: { name: string; version: string }) => `${m.name}${m.version ? ` version ${m.version}` : ''}`;
 
+/** The seconds of metrics a check reads: windowSeconds, else the interval (checks that never overlap). */
+export function windowOf(policy: CanaryAnalysis): number {
+  return policy.windowSeconds ?? policy.intervalSeconds;
+}
+
 /**
  * The rollout as it stands before this reconcile's check: the spec's view without analysis;
  * with it, the rollout in the status when it is this canary's, else a new one at the spec's
@@ -41,7 +46,7 @@ export function rolloutBefore(rs: RecognitionService, now: Date): RolloutStep {
   if (!policy || !canary) return { status: rolloutStatus(rs), events: [] };
   if (isAnalysedRollout(rs)) return { status: rs.status!.rollout!, events: [] };
   const weight = rs.spec.canary!.weight;
-  const message = `analysis started at weight ${weight}: a check every ${policy.intervalSeconds} s over ${policy.windowSeconds} s of metrics`;
+  const message = `analysis started at weight ${weight}: a check every ${policy.intervalSeconds} s over ${windowOf(policy)} s of metrics`;
   return {
     status: {
       phase: 'Analysing',
@@ -71,7 +76,12 @@ export function afterCheck(status: RolloutStatus, policy: CanaryAnalysis, result
   });
   if ('error' in result) {
     const message = `weight ${weight} held: no check: ${result.error}`;
-    return next({}, { message }, { type: 'Warning', reason: 'RolloutAnalysisUnavailable', message: `${canary}: ${message}` });
+    // The last figures would read as this check's: none until one runs.
+    const { stable: _stable, canary: _canary, ...counts } = previous;
+    return {
+      status: { ...status, analysis: { ...counts, lastCheckTime: now.toISOString(), message } },
+      events: [{ type: 'Warning', reason: 'RolloutAnalysisUnavailable', message: `${canary}: ${message}` }],
+    };
   }
   const verdict = judge(policy, result.figures);
   const figures = { stable: sideFigures(result.figures.stable), canary: sideFigures(result.figures.canary) };

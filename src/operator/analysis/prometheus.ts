@@ -52,20 +52,25 @@ export function sideQueries(selector: string, windowSeconds: number): Record<key
   };
 }
 
+/** Longest piece of Prometheus's own error text carried into status and Events. */
+const MAX_ERROR_CHARS = 300;
+
 /** An instant query's value at `time` (Unix seconds): the sum of the vector (no series - 0). */
 export async function queryValue(baseUrl: string, expr: string, time: number): Promise<number> {
   const url = `${baseUrl.replace(/\/+$/, '')}/api/v1/query?${new URLSearchParams({ query: expr, time: time.toFixed(3) }).toString()}`;
+  // Only the origin in messages: they reach status and Events.
+  const where = new URL(baseUrl).origin;
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
   } catch (err) {
-    throw new PrometheusError(`Prometheus at ${baseUrl} did not answer: ${(err as Error).message}`);
+    throw new PrometheusError(`Prometheus at ${where} did not answer: ${(err as Error).message}`.slice(0, MAX_ERROR_CHARS + 100));
   }
   const body = (await res.json().catch(() => undefined)) as
     | { status?: string; error?: string; data?: { resultType?: string; result?: Array<{ value: [number, string] }> } }
     | undefined;
   if (!res.ok || body?.status !== 'success' || body.data?.resultType !== 'vector') {
-    throw new PrometheusError(`Prometheus at ${baseUrl} refused a query (HTTP ${res.status}): ${body?.error ?? 'no vector in the answer'}`);
+    throw new PrometheusError(`Prometheus at ${where} refused a query (HTTP ${res.status}): ${(body?.error ?? 'no vector in the answer').slice(0, MAX_ERROR_CHARS)}`);
   }
   const total = (body.data.result ?? []).reduce((sum, r) => sum + Number(r.value[1]), 0);
   return Number.isFinite(total) ? total : 0;

@@ -294,11 +294,18 @@ const AnalysisInt = (min: number, max: number, def: number, description: string)
 export const CanaryAnalysisSchema = Type.Object(
   {
     intervalSeconds: AnalysisInt(5, 3600, 60, 'Seconds between two checks.'),
-    windowSeconds: AnalysisInt(10, 86_400, 300, 'Seconds of metrics each check reads (Prometheus increase() over this range).'),
+    windowSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 5,
+        maximum: 86_400,
+        description:
+          'Seconds of metrics each check reads (Prometheus increase() over this range); unset - intervalSeconds, so that no two checks read the same requests. Longer windows overlap: one bad minute then fails several checks.',
+      }),
+    ),
     stepWeight: AnalysisInt(1, 100, 10, 'Percent added to the canary after each passing check.'),
     maxWeight: AnalysisInt(1, 99, 50, 'The highest weight a check runs at (below 100: the stable side needs requests to compare with); a passing check there promotes the canary (weight 100).'),
     failureLimit: AnalysisInt(1, 100, 2, 'Failed checks in one rollout that roll the canary back (weight 0).'),
-    minRequests: AnalysisInt(1, 1_000_000, 50, "Canary requests (first attempts) a check needs in its window; fewer - inconclusive, the weight holds."),
+    minRequests: AnalysisInt(1, 1_000_000, 50, 'Requests (first attempts) each side needs in the window; fewer on either - inconclusive, the weight holds.'),
     maxErrorRateIncrease: AnalysisInt(0, 100, 1, "Percentage points the canary's error rate (ERROR and timeout among first attempts) may exceed the stable model's."),
     maxLatencyIncrease: AnalysisInt(0, 10_000, 50, "Percent the canary's mean inference latency may exceed the stable model's."),
     maxBadFeedbackIncrease: AnalysisInt(0, 100, 10, "Percentage points the canary's share of 'bad' feedback may exceed the stable model's, once both have minFeedback ratings in the window."),
@@ -327,7 +334,12 @@ export const CanarySpecSchema = Type.Object(
   {
     description:
       'A canary of another model or version next to the stable one (triton.modelName/modelVersion), taking weight percent of requests. Promote - set triton.modelName/modelVersion to the canary and remove canary; abort - remove canary.',
-    'x-kubernetes-validations': [rule('!has(self.analysis) || self.weight >= 1', 'with analysis, weight is the weight the canary starts at: at least 1')],
+    'x-kubernetes-validations': [
+      rule(
+        '!has(self.analysis) || (self.weight >= 1 && self.weight <= self.analysis.maxWeight)',
+        'with analysis, weight is the weight the canary starts at: from 1 to analysis.maxWeight',
+      ),
+    ],
   },
 );
 

@@ -37,11 +37,14 @@ import { describeError, HANDOVER_MANAGER, statusCode, type KubeClient } from '..
 import { applyConflicts, describeConflicts, mustOwn, parseFieldPath, recordLeftTo, standingConflicts, withoutFields, type FieldConflict } from '../field-conflicts.js';
 import { hasAutoscaler } from '../desired/policies.js';
 import { computeStatus, sameJson, type ObservedAutoscaler, type ObservedDeployment, type ObservedPod } from '../status.js';
-import { afterCheck, checkDueIn, rolloutBefore } from '../analysis/progress.js';
+import { afterCheck, checkDueIn, rolloutBefore, windowOf } from '../analysis/progress.js';
 import { readFigures } from '../analysis/prometheus.js';
 import type { RolloutStatus } from '../api/types.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
+
+/** A reconcile that found its cache behind the last rollout step runs again this soon. */
+const STALE_RETRY_MS = 500;
 
 export interface ReconcileCaches {
   getResource(namespace: string, name: string): RecognitionService | undefined;
@@ -177,7 +180,11 @@ export class RecognitionServiceReconciler {
     }
 
     // First the rollout: a check may change the weight the API pods are given below.
-    const { rollout, requeueAfterMs } = await this.progressRollout(rs);
+    const progress = await this.progressRollout(rs);
+    // The cache had not yet seen the last step: nothing applied, again once it has (its watch
+    // event queues the key too).
+    if (progress === 'stale') return { applied: 0, deleted: 0, statusWritten: false, requeueAfterMs: STALE_RETRY_MS };
+    const { rollout, requeueAfterMs } = progress;
     const current: RecognitionService = { ...rs, status: { ...rs.status, rollout } };
     const caps = await this.kube.capabilities();
     const deployments: Partial<Record<Component, ObservedDeployment>> = {};
@@ -251,9 +258,10 @@ export class RecognitionServiceReconciler {
    * A step (a start, a check) is written at once and only onto the resource as it was read: a
    * reconcile working from a cache that has not yet seen the last step's status would check
    * again and apply the older weight; its write fails with a conflict instead, before any child
-   * is applied, and it is retried from a fresh cache. Events follow the write, once per step.
+   * is applied ('stale'), and it runs again from a fresh cache. Events follow the write, once
+   * per step.
    */
-  private async progressRollout(rs: RecognitionService): Promise<{ rollout: RolloutStatus; requeueAfterMs?: number }> {
+  private async progressRollout(rs: RecognitionService): Promise<{ rollout: RolloutStatus; requeueAfterMs?: number } | 'stale'> {
     const now = this.now();
     const defaulted = withDefaults(rs);
     let step = rolloutBefore(defaulted, now);
@@ -266,7 +274,7 @@ export class RecognitionServiceReconciler {
       const { stable, canary } = step.status;
       const url = this.opts.prometheusUrl;
       const result = url
-        ? await readFigures(url, { namespace: rs.metadata.namespace, service: childName(rs, 'api'), stable, canary: canary!, windowSeconds: policy.windowSeconds }, now).then(
+        ? await readFigures(url, { namespace: rs.metadata.namespace, service: childName(rs, 'api'), stable, canary: canary!, windowSeconds: windowOf(policy) }, now).then(
             (figures) => ({ figures }),
             (err: unknown) => ({ error: (err as Error).message }),
           )
@@ -277,9 +285,10 @@ export class RecognitionServiceReconciler {
     }
     if (stepped) {
       try {
-        await this.kube.writeStatus(rs, { ...rs.status, rollout: step.status }, { ifUnchanged: true });
+        // false: the resource is gone, and with it what the events would be about.
+        if (!(await this.kube.writeStatus(rs, { ...rs.status, rollout: step.status }, { ifUnchanged: true }))) events.length = 0;
       } catch (err) {
-        if (statusCode(err) === 409) throw new ReconcileError('the resource changed while its rollout was decided: deciding again', 'RolloutConflict');
+        if (statusCode(err) === 409) return 'stale';
         throw err;
       }
     }

@@ -30,12 +30,16 @@ export function stableModel(rs: RecognitionService): ModelRef {
  * analysis the one the operator reached for this canary (status.rollout).
  */
 export function canaryModel(rs: RecognitionService): Canary | undefined {
+  const ref = canaryRef(rs);
+  if (!ref) return undefined;
+  const weight = isAnalysedRollout(rs) ? rs.status!.rollout!.canaryWeight : rs.spec.canary!.weight;
+  return { ...ref, weight, otherModel: ref.name !== rs.spec.triton.modelName };
+}
+
+/** The spec's canary model and version, unset fields defaulted ('' : the newest loaded). */
+function canaryRef(rs: RecognitionService): ModelRef | undefined {
   const c = rs.spec.canary;
-  if (!c) return undefined;
-  const stable = stableModel(rs);
-  const name = c.modelName ?? stable.name;
-  const weight = isAnalysedRollout(rs) ? rs.status!.rollout!.canaryWeight : c.weight;
-  return { name, version: c.modelVersion ?? '', weight, otherModel: name !== stable.name };
+  return c ? { name: c.modelName ?? stableModel(rs).name, version: c.modelVersion ?? '' } : undefined;
 }
 
 /**
@@ -44,14 +48,9 @@ export function canaryModel(rs: RecognitionService): Canary | undefined {
  * an earlier canary, another stable model, analysis switched off) is not this rollout's.
  */
 export function isAnalysedRollout(rs: RecognitionService): boolean {
-  const c = rs.spec.canary;
+  const canary = canaryRef(rs);
   const r = rs.status?.rollout;
-  if (!c?.analysis || !r?.analysis || !r.canary) return false;
+  if (!rs.spec.canary?.analysis || !canary || !r?.analysis || !r.canary) return false;
   const stable = stableModel(rs);
-  return (
-    r.stable.name === stable.name &&
-    r.stable.version === stable.version &&
-    r.canary.name === (c.modelName ?? stable.name) &&
-    r.canary.version === (c.modelVersion ?? '')
-  );
+  return r.stable.name === stable.name && r.stable.version === stable.version && r.canary.name === canary.name && r.canary.version === canary.version;
 }

@@ -81,7 +81,7 @@ function post(url: string, apiKey: string, body: object): Promise<{ status: numb
   });
 }
 
-describe('a canary rolled out by the operator on the API metrics in Prometheus', { skip: tools ? false : missing }, () => {
+describe('a canary rolled out by the operator on the API metrics in Prometheus', { skip: tools ? false : missing, timeout: 15 * 60_000 }, () => {
   let dir: string;
   let database: TestDatabase;
   let server: Awaited<ReturnType<typeof startV2Server>>;
@@ -106,6 +106,7 @@ describe('a canary rolled out by the operator on the API metrics in Prometheus',
   const patchRs = (body: Any) => custom.patchNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision', body }, merge);
   const rollout = (what: string, ok: (r: RolloutStatus) => boolean, timeoutMs = 180_000) =>
     eventually(async () => {
+      if (kubeletError) throw kubeletError; // the pods stopped following the template: the wait fails naming why
       const r = (await getRs()).status?.rollout;
       return r && ok(r) ? r : undefined;
     }, what, timeoutMs);
@@ -155,7 +156,12 @@ describe('a canary rolled out by the operator on the API metrics in Prometheus',
       if (env && JSON.stringify(env) !== JSON.stringify(pod?.env)) {
         const next = await startPod(env);
         const old = pod;
-        await scrape(old ? [old, next] : [next]);
+        try {
+          await scrape(old ? [old, next] : [next]);
+        } catch (err) {
+          await next.app.close();
+          throw err;
+        }
         pod = next;
         if (old) {
           await eventually(async () => (old.inFlight === 0 ? true : undefined), `${old.name} drained`);
