@@ -130,14 +130,17 @@ for (const [file, d] of DASHBOARDS) {
   });
 }
 
+/** The operator's series about each RecognitionService, labelled with the resource's namespace. */
+const PER_RESOURCE = new Set(['recognition_operator_resource_condition', 'recognition_operator_rollout_phase', 'recognition_operator_rollout_canary_weight']);
+
 test('every series of the API, Triton and operator dashboards is filtered by $namespace; k6 series by $testid', () => {
   for (const file of ['api.json', 'triton.json', 'operator.json', 'k6.json']) {
     for (const e of exprs(dashboard(file))) {
       for (const s of selectors(e)) {
         if (s.name.startsWith('k6_')) assert.match(s.matchers, /testid=~"\$testid"/, `${file}: ${s.name} (k6 writes no namespace; the run is its testid)`);
-        // Its namespace label is the RecognitionService's, not the scraped operator's: the
-        // table filters by the operator's job and pod (which $namespace already narrows).
-        else if (s.name === 'recognition_operator_resource_condition') assert.match(s.matchers, /job=~"\$job", pod=~"\$pod"/);
+        // Their namespace label is the RecognitionService's, not the scraped operator's: these
+        // panels filter by the operator's job and pod (which $namespace already narrows).
+        else if (PER_RESOURCE.has(s.name)) assert.match(s.matchers, /job=~"\$job", pod=~"\$pod"/);
         else assert.match(s.matchers, /namespace=~"\$namespace"/, `${file}: ${s.name} in ${e}`);
         // Ours only: the label the ServiceMonitors copy from the Services (another Triton or
         // operator in the same Prometheus exports the same names).
