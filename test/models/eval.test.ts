@@ -103,7 +103,7 @@ describe('AP@0.5 and the serving threshold', () => {
     };
     assert.equal(r.classes.length, 16);
     assert.equal(r.interval.resamples, 1000);
-    assert.ok(r.interval.map.low < r.map && r.map < r.interval.map.high, `mAP@0.5 ${r.map} inside its interval ${JSON.stringify(r.interval.map)}`);
+    assert.ok(r.interval.map.low <= r.map && r.map <= r.interval.map.high, `mAP@0.5 ${r.map} inside its interval ${JSON.stringify(r.interval.map)}`);
     assert.equal(r.classes.find((c) => c.label === 'person')!.ap, 1, 'every labelled person is found first');
     // Measured 0.554 (docs/model.md); a converter or pre-processing regression moves it.
     assert.ok(r.map > 0.45 && r.map < 0.65, `mAP@0.5 ${r.map}`);

@@ -55,6 +55,8 @@ async function main(argv: string[]): Promise<void> {
   const seed = Number(values.seed);
   if (!Number.isInteger(resamples) || resamples < 0 || resamples > 100_000) throw new Error('--resamples: an integer from 0 (no intervals) to 100000');
   if (!Number.isInteger(seed)) throw new Error('--seed: an integer');
+  // MODEL_CATALOG names one model's catalog: with two models both would get its labels and thresholds.
+  if (values.compare && process.env.MODEL_CATALOG) throw new Error('--compare: unset MODEL_CATALOG, so that each model reads its own catalog from MODEL_REPOSITORY');
   const set = await loadCocoSet(values.labels ?? path.join(DATA, 'annotations.json'));
   const imagesDir = values.images ?? path.join(DATA, 'images');
   const runs = [await runModel(values.model, set, imagesDir)];

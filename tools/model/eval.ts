@@ -207,21 +207,34 @@ function seeded(seed: number): () => number {
   };
 }
 
+/** Each photo's annotations, and each run's detections by photo: built once for every resample. */
+interface Lookups {
+  annotations: Map<number, CocoSet['annotations']>;
+  detections: Array<Map<number, ImageDetections['detections']>>;
+}
+
+function lookups(set: CocoSet, runs: ImageDetections[][]): Lookups {
+  const annotations = new Map<number, CocoSet['annotations']>();
+  for (const a of set.annotations) {
+    const list = annotations.get(a.image_id);
+    if (list) list.push(a);
+    else annotations.set(a.image_id, [a]);
+  }
+  return { annotations, detections: runs.map((run) => new Map(run.map((r) => [r.imageId, r.detections]))) };
+}
+
 /** The set as if its photos were `draw` (indexes into set.images, repeats allowed), with each run's detections to match. */
-function resampled(set: CocoSet, runs: ImageDetections[][], draw: number[]): { set: CocoSet; runs: ImageDetections[][] } {
-  const byImage = new Map<number, CocoSet['annotations']>();
-  for (const a of set.annotations) byImage.set(a.image_id, [...(byImage.get(a.image_id) ?? []), a]);
+function resampled(set: CocoSet, of: Lookups, draw: number[]): { set: CocoSet; runs: ImageDetections[][] } {
   const images: CocoSet['images'] = [];
   const annotations: CocoSet['annotations'] = [];
   draw.forEach((index, k) => {
     const photo = set.images[index];
     images.push({ ...photo, id: k + 1 });
-    for (const a of byImage.get(photo.id) ?? []) annotations.push({ ...a, id: annotations.length + 1, image_id: k + 1 });
+    for (const a of of.annotations.get(photo.id) ?? []) annotations.push({ ...a, id: annotations.length + 1, image_id: k + 1 });
   });
-  const detectionsOf = runs.map((run) => new Map(run.map((r) => [r.imageId, r.detections])));
   return {
     set: { images, annotations, categories: set.categories },
-    runs: detectionsOf.map((of) => draw.map((index, k) => ({ imageId: k + 1, detections: of.get(set.images[index].id) ?? [] }))),
+    runs: of.detections.map((byPhoto) => draw.map((index, k) => ({ imageId: k + 1, detections: byPhoto.get(set.images[index].id) ?? [] }))),
   };
 }
 
@@ -245,11 +258,12 @@ export function bootstrap(
   { resamples = 1000, seed = 1 }: { resamples?: number; seed?: number } = {},
 ): BootstrapResult {
   const next = seeded(seed);
+  const of = lookups(set, runs);
   const values = runs.map(() => ({ map: [] as number[], recall: [] as number[] }));
   const difference = { map: [] as number[], recall: [] as number[] };
   for (let i = 0; i < resamples; i++) {
     const draw = set.images.map(() => Math.floor(next() * set.images.length));
-    const sample = resampled(set, runs, draw);
+    const sample = resampled(set, of, draw);
     const scores = sample.runs.map((run, m) => evaluate(sample.set, run, thresholds[m], 1));
     scores.forEach((s, m) => {
       values[m].map.push(s.map);
