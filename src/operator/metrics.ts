@@ -5,6 +5,7 @@
  * rest_client_requests_total.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ROLLOUT_PHASES } from './api/schema.js';
 
 export const CONTROLLER = 'recognitionservice';
 
@@ -18,7 +19,14 @@ export interface ConditionSource {
 }
 
 const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
-const ROLLOUT_PHASES = ['Stable', 'Canary', 'Analysing', 'Promoted', 'RolledBack'] as const;
+
+/** The resources of `source` that have a namespace and a name, with them. */
+function* named(source: Iterable<ConditionSource>): Generator<{ namespace: string; name: string; rs: ConditionSource }> {
+  for (const rs of source) {
+    const { namespace, name } = rs.metadata ?? {};
+    if (namespace && name) yield { namespace, name, rs };
+  }
+}
 
 export class OperatorMetrics {
   readonly registry = new Registry();
@@ -106,9 +114,7 @@ export class OperatorMetrics {
       registers,
       collect() {
         this.reset();
-        for (const rs of source()) {
-          const { namespace, name } = rs.metadata ?? {};
-          if (!namespace || !name) continue;
+        for (const { namespace, name, rs } of named(source())) {
           for (const c of rs.status?.conditions ?? []) {
             if (!c.type) continue;
             for (const status of CONDITION_STATUSES) this.set({ namespace, name, type: c.type, status }, c.status === status ? 1 : 0);
@@ -129,11 +135,9 @@ export class OperatorMetrics {
       registers,
       collect() {
         this.reset();
-        for (const rs of source()) {
-          const { namespace, name } = rs.metadata ?? {};
+        for (const { namespace, name, rs } of named(source())) {
           const phase = rs.status?.rollout?.phase;
-          if (!namespace || !name || !phase) continue;
-          for (const p of ROLLOUT_PHASES) this.set({ namespace, name, canary: canaryOf(rs), phase: p }, phase === p ? 1 : 0);
+          if (phase) for (const p of ROLLOUT_PHASES) this.set({ namespace, name, canary: canaryOf(rs), phase: p }, phase === p ? 1 : 0);
         }
       },
     });
@@ -144,10 +148,9 @@ export class OperatorMetrics {
       registers,
       collect() {
         this.reset();
-        for (const rs of source()) {
-          const { namespace, name } = rs.metadata ?? {};
+        for (const { namespace, name, rs } of named(source())) {
           const r = rs.status?.rollout;
-          if (namespace && name && r?.phase) this.set({ namespace, name, canary: canaryOf(rs) }, r.canaryWeight ?? 0);
+          if (r?.phase) this.set({ namespace, name, canary: canaryOf(rs) }, r.canaryWeight ?? 0);
         }
       },
     });

@@ -496,9 +496,11 @@ const AnalysisStatusSchema = operatorWritten(
  * Phases: Stable (no canary), Canary (a weight set by hand), Analysing (the operator sets the
  * weight), Promoted (analysis passed: weight 100) or RolledBack (analysis failed: weight 0).
  */
+export const ROLLOUT_PHASES = ['Stable', 'Canary', 'Analysing', 'Promoted', 'RolledBack'] as const;
+
 export const RolloutStatusSchema = operatorWritten(
   Type.Object({
-    phase: StringEnum(['Stable', 'Canary', 'Analysing', 'Promoted', 'RolledBack']),
+    phase: StringEnum(ROLLOUT_PHASES),
     stable: ModelRefSchema,
     canary: Type.Optional(ModelRefSchema),
     canaryWeight: Type.Integer(),
