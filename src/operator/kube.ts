@@ -194,6 +194,17 @@ export class KubeClient {
   }
 
   /**
+   * Sets one condition of a pod's status (a readiness gate's): a strategic merge patch, which
+   * merges conditions by type, so the kubelet's own conditions are left as they are.
+   */
+  async setPodCondition(namespace: string, name: string, condition: { type: string; status: 'True' | 'False'; reason: string; message: string }): Promise<void> {
+    const body = { status: { conditions: [{ ...condition, lastTransitionTime: new Date().toISOString() }] } };
+    await observed(this.observer, 'PATCH', () =>
+      this.core.patchNamespacedPodStatus({ name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)),
+    );
+  }
+
+  /**
    * What optional APIs the cluster serves, from discovery; cached for a while. The one memory
    * kept across reconciles: discovery has no resourceVersion to key it by, so it is bounded by
    * time instead (client-go's cached discovery does the same); stale for at most the TTL, after

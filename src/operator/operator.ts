@@ -16,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { GROUP, KIND, PLURAL, VERSION, type RecognitionService } from './api/types.js';
 import { RecognitionServiceReconciler, ReconcileError } from './controllers/recognitionservice-reconciler.js';
-import { CHILD_KINDS, INSTANCE_LABEL, MANAGED_BY_SELECTOR } from './desired/index.js';
+import { CHILD_KINDS, INSTANCE_LABEL, MANAGED_BY_SELECTOR, type OperatorPeer } from './desired/index.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { ReusingKubeConfig } from './connections.js';
 import { KubeClient, describeError, observed, METADATA_LIST_ONLY, METADATA_ONLY } from './kube.js';
@@ -58,6 +58,8 @@ export interface OperatorOptions {
   events?: boolean;
   /** Prometheus's base URL, where canaries under automatic analysis are measured; unset: no analysis can run. */
   prometheusUrl?: string;
+  /** The operator's own pods, let through Triton's NetworkPolicy to load model versions. */
+  operatorPeer?: OperatorPeer;
   /** Called when leadership is lost (not on stop()); the operator keeps campaigning. */
   onLostLeadership?: () => void;
 }
@@ -146,7 +148,7 @@ export class RecognitionOperator {
           return inf ? inf.get(ref.name, ref.namespace) !== undefined : undefined;
         },
       },
-      { clusterDomain: opts.clusterDomain, events, prometheusUrl: opts.prometheusUrl },
+      { clusterDomain: opts.clusterDomain, events, prometheusUrl: opts.prometheusUrl, operatorPeer: opts.operatorPeer },
     );
     // Every replica reports the conditions it sees in its cache, the leader's writes included.
     this.metrics.reportConditionsOf(() => (this.resources ? (this.resources.list() as ConditionSource[]) : []));

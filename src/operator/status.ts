@@ -19,7 +19,7 @@ import { canaryModel, stableModel } from './desired/rollout.js';
 
 /** The parts of a Deployment the status reads. */
 export interface ObservedDeployment {
-  metadata: { name: string; generation?: number };
+  metadata: { name: string; generation?: number; annotations?: Record<string, string> };
   spec?: { replicas?: number };
   status?: {
     observedGeneration?: number;
@@ -43,7 +43,9 @@ export interface ObservedContainerStatus {
 /** The parts of a Pod the status reads. */
 export interface ObservedPod {
   metadata: { name: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
+  spec?: { containers?: Array<{ name: string; ports?: Array<{ name?: string; containerPort: number }> }> };
   status?: {
+    podIP?: string;
     phase?: string;
     startTime?: string | Date;
     conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;

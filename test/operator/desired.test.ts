@@ -461,10 +461,15 @@ describe('model versions and canary', () => {
   });
 
   test("a new stable version, a canary of a version or of a listed model, its weight, promotion and abort change the API's pod template only, never Triton's", () => {
-    const base = sampleResource();
-    const before = deployments(base);
+    // Pinning a version the first time adds Triton's readiness gate (the operator loads the
+    // pinned versions): one restart, then none for any version change.
+    const unpinned = deployments(sampleResource());
+    const pinned = sampleResource();
+    pinned.spec.triton.modelVersion = '3';
+    const before = deployments(pinned);
+    assert.equal(unpinned.triton.spec.template.spec.readinessGates, undefined);
+    assert.deepEqual(before.triton.spec.template.spec.readinessGates, [{ conditionType: 'cv.recognition.io/versions-loaded' }]);
     const steps: Array<[string, (rs: ReturnType<typeof sampleResource>) => void]> = [
-      ['pin a version', (rs) => (rs.spec.triton.modelVersion = '3')],
       ['canary of version 4 at 10%', (rs) => ((rs.spec.triton.modelVersion = '3'), (rs.spec.canary = { modelVersion: '4', weight: 10 }))],
       ['raised to 50%', (rs) => ((rs.spec.triton.modelVersion = '3'), (rs.spec.canary = { modelVersion: '4', weight: 50 }))],
       ['promoted', (rs) => (rs.spec.triton.modelVersion = '4')],

@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { RecognitionOperator } from '../../operator/operator.js';
 import { OperatorMetrics } from '../../operator/metrics.js';
+import type { OperatorPeer } from '../../operator/desired/index.js';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -28,6 +29,8 @@ export interface OperatorCommandOptions {
   watchNamespaces?: string;
   /** Prometheus's base URL for canary analysis (default: $PROMETHEUS_URL). */
   prometheusUrl?: string;
+  /** The operator pods' labels, "k=v,k=v" (default: $OPERATOR_POD_LABELS), let through Triton's NetworkPolicy. */
+  operatorPodLabels?: string;
 }
 
 /** A namespaced install's namespaces, from the flag or $WATCH_NAMESPACES ("a,b"); undefined: every namespace. */
@@ -79,6 +82,22 @@ export function prometheusUrl(o: Pick<OperatorCommandOptions, 'prometheusUrl'>, 
   return raw;
 }
 
+/**
+ * The operator's own pods for Triton's NetworkPolicy: their namespace (the Lease's) and the
+ * labels "k=v,k=v" from the flag or $OPERATOR_POD_LABELS; undefined without labels.
+ */
+export function operatorPeer(o: Pick<OperatorCommandOptions, 'operatorPodLabels'>, env: NodeJS.ProcessEnv, namespace: string): OperatorPeer | undefined {
+  const raw = (o.operatorPodLabels ?? env.OPERATOR_POD_LABELS ?? '').trim();
+  if (!raw) return undefined;
+  const labels: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    const m = /^\s*([A-Za-z0-9][-A-Za-z0-9_./]*)=([-A-Za-z0-9_.]*)\s*$/.exec(pair);
+    if (!m) throw new InvalidArgumentError(`--operator-pod-labels: expected key=value pairs separated by commas, got ${JSON.stringify(pair)}`);
+    labels[m[1]] = m[2];
+  }
+  return { namespace, labels };
+}
+
 function seconds(min: number, max: number) {
   return (raw: string): number => {
     const n = Number(raw);
@@ -97,9 +116,10 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
   if (!(o.leaseDuration > o.renewDeadline && o.renewDeadline > o.retryPeriod)) {
     throw new InvalidArgumentError('--lease-duration must exceed --renew-deadline, which must exceed --retry-period');
   }
+  const ownNamespace = leaseNamespace(o, env);
   const operator = new RecognitionOperator({
     kubeConfig: loadKubeConfig(o),
-    leaseNamespace: leaseNamespace(o, env),
+    leaseNamespace: ownNamespace,
     namespaces: watchNamespaces(o, env),
     identity: env.POD_NAME,
     workers: o.workers,
@@ -109,6 +129,7 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
     logger,
     clusterDomain: o.clusterDomain ?? env.CLUSTER_DOMAIN ?? 'cluster.local',
     prometheusUrl: prometheusUrl(o, env),
+    operatorPeer: operatorPeer(o, env, ownNamespace),
     leaseTiming: { leaseDurationMs: o.leaseDuration * 1000, renewDeadlineMs: o.renewDeadline * 1000, retryPeriodMs: o.retryPeriod * 1000 },
   });
   await operator.start();
@@ -140,5 +161,6 @@ export function register(program: Command): void {
     .option('--retry-period <s>', 'leader election: interval between acquire/renew attempts', seconds(0.1, 600), 2)
     .option('--watch-namespaces <list>', 'comma-separated namespaces to watch and manage (default: $WATCH_NAMESPACES, else every namespace)')
     .option('--prometheus-url <url>', "Prometheus's base URL, where canaries under automatic analysis are measured (default: $PROMETHEUS_URL; unset: no analysis runs)")
+    .option('--operator-pod-labels <k=v,...>', "this operator's pod labels, let through Triton's NetworkPolicy to load model versions (default: $OPERATOR_POD_LABELS; unset: no such rule)")
     .action(async (o: OperatorCommandOptions) => runOperator(o));
 }

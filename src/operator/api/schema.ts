@@ -249,7 +249,7 @@ export const TritonSpecSchema = Type.Object(
     modelVersion: ModelVersion({
       default: '',
       description:
-        "The version of modelName the API asks Triton for (TRITON_MODEL_VERSION); empty: the newest Triton has loaded. Changing it rolls the API pods only: Triton keeps serving every version its config.pbtxt version_policy loads.",
+        "The version of modelName the API asks Triton for (TRITON_MODEL_VERSION); empty: the newest Triton has loaded. In explicit mode the operator loads it on every Triton pod (with a canary's version), and unloads the others once the API pods have rolled; a Triton pod is ready once it has it. Changing it rolls the API pods only; setting it the first time restarts Triton once (its readiness gate).",
     }),
     gpus: Type.Integer({ minimum: 0, maximum: 16, default: 1, description: 'GPUs per Triton pod; 0 runs on CPU.' }),
     gpuResourceName: Type.String({ default: 'nvidia.com/gpu' }),
@@ -322,7 +322,7 @@ export const CanarySpecSchema = Type.Object(
     modelName: Type.Optional(
       ModelName({ description: 'The canary model (CANARY_MODEL_NAME); unset - triton.modelName, a canary of another version of the same model.' }),
     ),
-    modelVersion: Type.Optional(ModelVersion({ description: "The canary's version (CANARY_MODEL_VERSION); unset or empty - the newest Triton has loaded." })),
+    modelVersion: Type.Optional(ModelVersion({ description: "The canary's version (CANARY_MODEL_VERSION); unset or empty - the newest Triton has loaded. Set, in explicit mode, the operator loads it on every Triton pod before the API pods are given it." })),
     weight: Type.Integer({
       minimum: 0,
       maximum: 100,

@@ -28,7 +28,9 @@ import {
   FIELD_MANAGER,
   INSTANCE_LABEL,
   COMPONENT_LABEL,
+  TRITON_HTTP_PORT,
   type ChildRef,
+  type OperatorPeer,
   type Component,
   type KubeObject,
 } from '../desired/index.js';
@@ -39,6 +41,9 @@ import { hasAutoscaler } from '../desired/policies.js';
 import { computeStatus, sameJson, type ObservedAutoscaler, type ObservedDeployment, type ObservedPod } from '../status.js';
 import { afterCheck, checkDueIn, rolloutBefore, windowOf } from '../analysis/progress.js';
 import { readFigures } from '../analysis/prometheus.js';
+import { stableModel } from '../desired/rollout.js';
+import { gatesReadiness, servedVersions, versionsToLoad, VERSIONS_LOADED_CONDITION } from '../desired/versions.js';
+import { loadVersions, readyVersions } from '../triton-repository.js';
 import type { RolloutStatus } from '../api/types.js';
 
 export const DESIRED_HASH_ANNOTATION = 'cv.recognition.io/desired-hash';
@@ -71,6 +76,8 @@ export interface ReconcilerOptions {
   now?: () => Date;
   /** Prometheus's base URL, where a canary's automatic analysis reads the API's metrics. */
   prometheusUrl?: string;
+  /** The operator's own pods, let through Triton's NetworkPolicy to load model versions. */
+  operatorPeer?: OperatorPeer;
 }
 
 export class ReconcileError extends Error {
@@ -102,6 +109,41 @@ function describeRef(ref: ChildRef): string {
 
 function conflictMessage(ref: ChildRef, leftTo: FieldConflict[]): string {
   return `${describeRef(ref)}: ${describeConflicts(leftTo)} differs from the spec; left to that manager, not forced (drop the field from its config, or change the spec to match)`;
+}
+
+/** Failures all of one of these kinds give the Degraded condition that reason; others, ReconcileError. */
+const STATUS_REASONS = new Set(['FieldConflict', 'TritonLoadFailed']);
+
+function statusReason(failures: Failure[]): string | undefined {
+  const reason = failures[0]?.reason;
+  return reason !== undefined && STATUS_REASONS.has(reason) && failures.every((f) => f.reason === reason) ? reason : undefined;
+}
+
+function condition(pod: ObservedPod, type: string): string | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type)?.status;
+}
+
+/** The Triton container's HTTP port as the pod declares it (the operator's template: TRITON_HTTP_PORT). */
+function httpPort(pod: ObservedPod): number {
+  const ports = pod.spec?.containers?.find((c) => c.name === 'triton')?.ports ?? [];
+  return ports.find((p) => p.name === 'http')?.containerPort ?? TRITON_HTTP_PORT;
+}
+
+function formatHost(ip: string): string {
+  return ip.includes(':') ? `[${ip}]` : ip;
+}
+
+/**
+ * Whether every API pod runs the settings the operator applies now: the live Deployment
+ * carries the desired hash, its controller has seen it, every replica is of the new template,
+ * and no pod is still draining. Until then, a version the spec dropped may still be asked for.
+ */
+export function apiSettled(dep: ObservedDeployment | undefined, hash: string, apiPods: ObservedPod[]): boolean {
+  if (!dep || dep.metadata.annotations?.[DESIRED_HASH_ANNOTATION] !== hash) return false;
+  const s = dep.status ?? {};
+  const replicas = dep.spec?.replicas ?? 1;
+  const generationSeen = (s.observedGeneration ?? 0) >= (dep.metadata.generation ?? 0);
+  return generationSeen && (s.updatedReplicas ?? 0) >= replicas && (s.replicas ?? 0) === (s.updatedReplicas ?? 0) && apiPods.every((p) => !p.metadata.deletionTimestamp);
 }
 
 /** Whether this RecognitionService (by uid) is the object's controller. */
@@ -196,7 +238,9 @@ export class RecognitionServiceReconciler {
       // Before the Deployment that reads it, whose pod template names the Secret's uid.
       const signing = await this.signingKey(rs);
       if (signing.created) applied++;
-      const desired = desiredState(current, caps, { clusterDomain: this.opts.clusterDomain, signingSecretUid: signing.uid });
+      const desired = desiredState(current, caps, { clusterDomain: this.opts.clusterDomain, signingSecretUid: signing.uid, operatorPeer: this.opts.operatorPeer });
+      // Before the API pods are given a new version to ask for: Triton has it loaded by then.
+      await this.loadTritonVersions(current, desired.apply.find((o) => o.kind === 'Deployment' && o.metadata.labels?.[COMPONENT_LABEL] === 'api')!, failures);
       const lookups = this.lookUpUncached(desired.apply);
       for (const obj of desired.apply) {
         const result = await this.applyChild(rs, obj, failures, lookups.get(obj));
@@ -233,7 +277,7 @@ export class RecognitionServiceReconciler {
         triton: deployments.triton,
         pods: { api: byComponent('api'), triton: byComponent('triton') },
         reconcileError: failures.length > 0 ? failures.map((f) => f.message).join('; ') : undefined,
-        reconcileReason: failures.length > 0 && failures.every((f) => f.reason === 'FieldConflict') ? 'FieldConflict' : undefined,
+        reconcileReason: statusReason(failures),
         clusterDomain: this.opts.clusterDomain,
         autoscalers,
         rollout,
@@ -294,6 +338,74 @@ export class RecognitionServiceReconciler {
     }
     for (const e of events) this.opts.events?.record(rs, e.type, e.reason, 'Rollout', e.message);
     return { rollout: step.status, ...(due !== undefined ? { requeueAfterMs: Math.max(due, 0) } : {}) };
+  }
+
+  /**
+   * Keeps the spec's versions loaded on every Triton pod whose container is ready
+   * (desired/versions.ts): added at once, dropped only once every API pod runs the settings of
+   * `apiDeployment` (an old pod may ask for a version the spec just dropped). Then the pod's
+   * readiness gate: True once the stable version is ready there, False once Triton says it is
+   * not (never for want of an answer). Pods are handled in parallel;
+   * a failure is reported on the resource (and retried), the other pods go on.
+   */
+  private async loadTritonVersions(rs: RecognitionService, apiDeployment: KubeObject, failures: Failure[]): Promise<void> {
+    const defaulted = withDefaults(rs);
+    const served = servedVersions(defaulted);
+    if (served.size === 0) return;
+    const { namespace, name } = rs.metadata;
+    const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name);
+    const ofComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
+    const settled = apiSettled(this.caches.getDeployment(namespace, childName(rs, 'api')), desiredHash(apiDeployment), ofComponent('api'));
+    const stable = stableModel(defaulted);
+    const gated = gatesReadiness(defaulted);
+    const timeoutMs = defaulted.spec.triton.startupTimeoutSeconds * 1000;
+    const ready = ofComponent('triton').filter((p) => !p.metadata.deletionTimestamp && p.status?.podIP && condition(p, 'ContainersReady') === 'True');
+    await Promise.all(
+      ready.map(async (pod) => {
+        const base = `http://${formatHost(pod.status!.podIP!)}:${httpPort(pod)}`;
+        const problems: string[] = [];
+        // Known only from an answer: a pod the operator cannot reach keeps its gate as it is
+        // (a network fault between the operator and Triton must not take every pod out).
+        let stableReady: boolean | undefined;
+        for (const [model, versions] of served) {
+          try {
+            let have = await readyVersions(base, model);
+            if (model === stable.name) stableReady = have.includes(stable.version);
+            const load = versionsToLoad(have, versions, settled);
+            if (load) {
+              const had = have;
+              await loadVersions(base, model, load, timeoutMs);
+              // Triton answers 200 for a policy naming a version its repository lacks: asked again.
+              have = await readyVersions(base, model);
+              const missing = load.filter((v) => !have.includes(v));
+              if (missing.length > 0) problems.push(`${model} version ${missing.join(', ')} not ready after loading (not in the model repository, or failed to load: Triton's log)`);
+              else this.opts.events?.record(rs, 'Normal', 'TritonVersionsLoaded', 'Load', `Triton pod ${pod.metadata.name}: ${model} serves versions ${load.join(', ')} (had ${had.join(', ') || 'none'})`);
+              if (model === stable.name) stableReady = have.includes(stable.version);
+            }
+          } catch (err) {
+            problems.push((err as Error).message);
+          }
+        }
+        try {
+          if (gated && stableReady !== undefined) await this.setVersionsGate(pod, namespace, stableReady, `${stable.name} version ${stable.version} ${stableReady ? 'is' : 'is not'} loaded`);
+        } catch (err) {
+          problems.push(`its readiness gate: ${describeError(err)}`);
+        }
+        if (problems.length > 0) {
+          const message = `Triton pod ${pod.metadata.name}: ${problems.join('; ')}`;
+          failures.push({ message, reason: 'TritonLoadFailed' });
+          this.opts.events?.record(rs, 'Warning', 'TritonLoadFailed', 'Load', message);
+        }
+      }),
+    );
+  }
+
+  /** The pod's readiness-gate condition, written only when it changes (its status or which version it is about). */
+  private async setVersionsGate(pod: ObservedPod, namespace: string, loaded: boolean, message: string): Promise<void> {
+    const status = loaded ? 'True' : 'False';
+    const live = pod.status?.conditions?.find((c) => c.type === VERSIONS_LOADED_CONDITION);
+    if (live?.status === status && live.message === message) return;
+    await this.kube.setPodCondition(namespace, pod.metadata.name, { type: VERSIONS_LOADED_CONDITION, status, reason: loaded ? 'VersionsLoaded' : 'StableVersionNotLoaded', message });
   }
 
   /**

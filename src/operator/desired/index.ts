@@ -5,11 +5,12 @@
 import { withDefaults } from '../api/defaults.js';
 import type { RecognitionService } from '../api/types.js';
 import { apiDeployment, apiService } from './api.js';
-import { horizontalPodAutoscaler, podDisruptionBudget, serviceMonitor, tritonNetworkPolicy } from './policies.js';
+import { horizontalPodAutoscaler, podDisruptionBudget, serviceMonitor, tritonNetworkPolicy, type OperatorPeer } from './policies.js';
 import { tritonDeployment, tritonService } from './triton.js';
 import { childName, type KubeObject } from './naming.js';
 
 export * from './naming.js';
+export type { OperatorPeer } from './policies.js';
 
 /** Every kind of child the operator may own, with what the API server needs to find it. */
 export const CHILD_KINDS = [
@@ -47,6 +48,8 @@ export interface DesiredOptions {
   clusterDomain?: string;
   /** The uid of the signing-key Secret the operator made (none when the spec names one). */
   signingSecretUid?: string;
+  /** The operator's pods, let through Triton's NetworkPolicy to load versions; unknown: not added. */
+  operatorPeer?: OperatorPeer;
 }
 
 export function desiredState(resource: RecognitionService, caps: ClusterCapabilities, opts: DesiredOptions = {}): DesiredState {
@@ -62,7 +65,7 @@ export function desiredState(resource: RecognitionService, caps: ClusterCapabili
     optional(horizontalPodAutoscaler(rs, c), 'autoscaling/v2', 'HorizontalPodAutoscaler', childName(rs, c));
     optional(podDisruptionBudget(rs, c), 'policy/v1', 'PodDisruptionBudget', childName(rs, c));
   }
-  optional(tritonNetworkPolicy(rs), 'networking.k8s.io/v1', 'NetworkPolicy', childName(rs, 'triton'));
+  optional(tritonNetworkPolicy(rs, opts.operatorPeer), 'networking.k8s.io/v1', 'NetworkPolicy', childName(rs, 'triton'));
   if (caps.serviceMonitor) {
     optional(serviceMonitor(rs), 'monitoring.coreos.com/v1', 'ServiceMonitor', rs.metadata.name);
   }

@@ -12,6 +12,7 @@ import {
   type Component,
   type KubeObject,
 } from './naming.js';
+import { servedVersions } from './versions.js';
 
 /** Replicas are left to the HPA when one exists, so the two never fight over the field. */
 export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton'): boolean {
@@ -64,9 +65,28 @@ export function podDisruptionBudget(rs: RecognitionService, component: Component
   };
 }
 
-/** Only the API's pods reach Triton's inference ports; its metrics port stays open to scrapers. */
-export function tritonNetworkPolicy(rs: RecognitionService): KubeObject | undefined {
+/** The operator's own pods: their namespace and labels (the chart passes them). */
+export interface OperatorPeer {
+  namespace: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * Only the API's pods reach Triton's inference ports; its metrics port stays open to
+ * scrapers. While the operator loads the spec's versions (./versions.ts), its own pods reach
+ * the HTTP port too, for the model-repository API.
+ */
+export function tritonNetworkPolicy(rs: RecognitionService, operator?: OperatorPeer): KubeObject | undefined {
   if (rs.spec.networkPolicy && !rs.spec.networkPolicy.enabled) return undefined;
+  const loader =
+    operator && servedVersions(rs).size > 0
+      ? [
+          {
+            from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': operator.namespace } }, podSelector: { matchLabels: operator.labels } }],
+            ports: [{ protocol: 'TCP', port: TRITON_HTTP_PORT }],
+          },
+        ]
+      : [];
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
@@ -82,6 +102,7 @@ export function tritonNetworkPolicy(rs: RecognitionService): KubeObject | undefi
             { protocol: 'TCP', port: TRITON_GRPC_PORT },
           ],
         },
+        ...loader,
         { ports: [{ protocol: 'TCP', port: TRITON_METRICS_PORT }] },
       ],
     },

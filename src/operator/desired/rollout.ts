@@ -3,8 +3,9 @@
  * modelVersion) and, while spec.canary is set, a canary taking `weight` percent of requests.
  * The API does the routing (by a hash of each request's external_id); the operator only
  * passes it the two models (its environment: the rollout's entries of COMPUTED in ./api.ts). Triton already loads the canary's model: a
- * version through its config.pbtxt's version_policy, another model because the CRD requires
- * it in triton.models (explicit mode), so a rollout never restarts Triton.
+ * version because the operator loads the versions the spec pins (./versions.ts), another
+ * model because the CRD requires it in triton.models (explicit mode), so a rollout never
+ * restarts Triton.
  */
 import type { RecognitionService } from '../api/types.js';
 

@@ -1,6 +1,7 @@
 /** Triton's Deployment and headless Service: pure functions of the RecognitionService. */
 import type { RecognitionService } from '../api/types.js';
 import { hasAutoscaler } from './policies.js';
+import { gatesReadiness, VERSIONS_LOADED_CONDITION } from './versions.js';
 import {
   childMeta,
   selectorLabels,
@@ -61,9 +62,9 @@ export function storageCredentials(rs: RecognitionService): { container: Record<
 
 /**
  * The models Triton loads at start in explicit mode: triton.models (default: modelName).
- * Versions are not Triton arguments: which versions of a model are loaded is its
- * config.pbtxt's version_policy, so a new stable or canary version changes only the API's
- * environment and never restarts Triton. A canary of another model is listed in
+ * Versions are not Triton arguments: a pod starts with its config.pbtxt's version_policy,
+ * then the operator loads the versions the spec pins (./versions.ts), so a new stable or
+ * canary version changes only the API's environment and never restarts Triton. A canary of another model is listed in
  * triton.models by the SRE (a CRD rule): the operator never adds it, so starting, promoting
  * or aborting a canary leaves Triton's pods alone; only editing triton.models restarts them.
  */
@@ -144,6 +145,7 @@ export function tritonDeployment(rs: RecognitionService): KubeObject {
           },
           ...gpuScheduling(rs),
           ...(t.affinity ? { affinity: t.affinity } : {}),
+          ...(gatesReadiness(rs) ? { readinessGates: [{ conditionType: VERSIONS_LOADED_CONDITION }] } : {}),
           containers: [
             {
               name: 'triton',

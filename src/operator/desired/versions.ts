@@ -1,0 +1,60 @@
+/**
+ * Which model versions Triton keeps loaded: the operator's side of a rollout. Triton decides
+ * which versions of a model it loads by the model's version_policy, read from config.pbtxt
+ * when a pod starts. A canary of another version, and the unloading of the old one after a
+ * promotion, need that policy to follow the spec; so in explicit mode, for every model the
+ * spec pins to versions, the operator loads the model on each Triton pod with the repository's
+ * configuration and `version_policy: { specific: { versions } }` (Triton's model-repository
+ * load API; ../triton-repository.ts).
+ *
+ * Pure functions of the RecognitionService: what to keep loaded, what one pod must load
+ * next, and the readiness gate that keeps a new pod out of the Service until its versions are.
+ */
+import type { RecognitionService } from '../api/types.js';
+import { canaryModel, stableModel } from './rollout.js';
+
+/**
+ * The pod condition the operator sets once a Triton pod has loaded the stable version: a
+ * readiness gate on the pod template, so a pod that started with config.pbtxt's versions
+ * (another one, or none of the pinned) gets no requests before the operator has loaded them.
+ */
+export const VERSIONS_LOADED_CONDITION = 'cv.recognition.io/versions-loaded';
+
+/**
+ * The versions to keep loaded, by model: in explicit mode, each model of the rollout (the
+ * stable one, the canary's) whose every side names a version. A model with a side left to
+ * "the newest loaded" ('') is left to its config.pbtxt: no policy can say "3 and the newest".
+ * Other models of triton.models are never touched.
+ */
+export function servedVersions(rs: RecognitionService): Map<string, string[]> {
+  const served = new Map<string, string[]>();
+  if (rs.spec.triton.modelControlMode !== 'explicit') return served;
+  const sides = [stableModel(rs), ...(rs.spec.canary ? [canaryModel(rs)!] : [])];
+  for (const name of new Set(sides.map((s) => s.name))) {
+    const versions = sides.filter((s) => s.name === name).map((s) => s.version);
+    if (versions.every((v) => v !== '')) served.set(name, [...new Set(versions)].sort(byVersion));
+  }
+  return served;
+}
+
+/** Whether Triton pods carry the readiness gate: the stable version is pinned and loaded by the operator. */
+export function gatesReadiness(rs: RecognitionService): boolean {
+  return servedVersions(rs).has(stableModel(rs).name);
+}
+
+/**
+ * The versions of one model a pod is to load, given those it has ready. While the API pods
+ * are not all on the spec's settings (`apiSettled` false: a rollout of the API Deployment,
+ * or old pods still draining), versions are only added: an old pod may still ask for the
+ * version the spec just dropped. Once they are, exactly the served ones.
+ * undefined: nothing to do.
+ */
+export function versionsToLoad(ready: readonly string[], served: readonly string[], apiSettled: boolean): string[] | undefined {
+  const want = [...new Set(apiSettled ? served : [...served, ...ready])].sort(byVersion);
+  const have = new Set(ready);
+  return want.length === have.size && want.every((v) => have.has(v)) ? undefined : want;
+}
+
+function byVersion(a: string, b: string): number {
+  return Number(a) - Number(b) || a.localeCompare(b);
+}
