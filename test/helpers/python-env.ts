@@ -6,12 +6,13 @@
  * under CI=true it fails them (.ci/run builds it).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { prepareImage } from '../../src/inference/preprocess.js';
 import { REPO_ROOT, readFixture } from './fixtures.js';
 import { freePort } from './local-server.js';
+import { eventually } from './eventually.js';
 
 export const MODEL_REPOSITORY = path.join(REPO_ROOT, 'model-repository');
 
@@ -80,21 +81,66 @@ export async function startRealTriton(python: string, ports: { grpcPort?: number
       reject(new Error(`real Triton exited before serving:\n${err}`));
     });
   });
+  return { grpcPort, httpPort, grpcAddress: `127.0.0.1:${grpcPort}`, log: () => err, stop: groupStopper(killGroup, exited) };
+}
+
+/** SIGTERM to the group, SIGKILL after 30 s, then SIGKILL again for the backend stubs that outlive their parent; once. */
+function groupStopper(killGroup: (signal: NodeJS.Signals) => void, exited: Promise<void>): () => Promise<void> {
   let stopping: Promise<void> | undefined;
-  return {
-    grpcPort,
-    httpPort,
-    grpcAddress: `127.0.0.1:${grpcPort}`,
-    log: () => err,
-    stop: () =>
-      (stopping ??= (async () => {
-        killGroup('SIGTERM');
-        const timer = setTimeout(() => killGroup('SIGKILL'), 30_000);
-        await exited;
-        clearTimeout(timer);
-        killGroup('SIGKILL'); // tritonserver and the backend stub, should any outlive the parent
-      })()),
+  return () =>
+    (stopping ??= (async () => {
+      killGroup('SIGTERM');
+      const timer = setTimeout(() => killGroup('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+      killGroup('SIGKILL');
+    })());
+}
+
+/**
+ * The tritonserver binary of the environment run as it is, on a model repository of python
+ * backend models (what PyTriton runs, without PyTriton): its own flags, its own model
+ * control. The backend directory is made under `dir` from the package's python backend and
+ * the stub built for this interpreter. Waits until Triton is ready (its models loaded).
+ */
+export async function startTritonServer(python: string, repository: string, dir: string, args: string[]): Promise<RealTriton & { httpUrl: string }> {
+  const info = JSON.parse(
+    execFileSync(python, ['-c', 'import json, os, sys, sysconfig, pytriton; print(json.dumps({"pkg": os.path.dirname(pytriton.__file__), "libdir": sysconfig.get_config_var("LIBDIR"), "py": f"{sys.version_info[0]}.{sys.version_info[1]}"}))'], { encoding: 'utf8' }),
+  ) as { pkg: string; libdir: string; py: string };
+  const server = path.join(info.pkg, 'tritonserver');
+  const backend = path.join(dir, 'backends', 'python');
+  mkdirSync(backend, { recursive: true });
+  for (const f of ['libtriton_python.so', 'triton_python_backend_utils.py']) symlinkSync(path.join(server, 'backends', 'python', f), path.join(backend, f));
+  symlinkSync(path.join(server, 'python_backend_stubs', info.py, 'triton_python_backend_stub'), path.join(backend, 'triton_python_backend_stub'));
+  const [grpcPort, httpPort] = [await freePort(), await freePort()];
+  // libpython for the stub, and the CUDA runtime the package bundles (no GPU is used).
+  const libs = [info.libdir, path.join(path.dirname(info.pkg), 'nvidia_pytriton.libs')];
+  const child = spawn(
+    path.join(server, 'bin', 'tritonserver'),
+    [`--model-repository=${repository}`, `--backend-directory=${path.join(dir, 'backends')}`, `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--allow-metrics=false', ...args],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PATH: `${path.dirname(python)}:${process.env.PATH}`, LD_LIBRARY_PATH: libs.join(':') } },
+  );
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killGroup = (signal: NodeJS.Signals): void => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
   };
+  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  try {
+    await Promise.race([
+      eventually(async () => (await fetch(`${httpUrl}/v2/health/ready`)).status === 200, { what: 'tritonserver ready', timeoutMs: 180_000 }),
+      exited.then(() => Promise.reject(new Error(`tritonserver exited before it was ready:\n${err}`))),
+    ]);
+  } catch (e) {
+    killGroup('SIGKILL');
+    throw e;
+  }
+  return { grpcPort, httpPort, httpUrl, grpcAddress: `127.0.0.1:${grpcPort}`, log: () => err, stop: groupStopper(killGroup, exited) };
 }
 
 /** Runs a Python script of the environment and parses its JSON stdout. */
