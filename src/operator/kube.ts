@@ -195,10 +195,12 @@ export class KubeClient {
 
   /**
    * Sets one condition of a pod's status (a readiness gate's): a strategic merge patch, which
-   * merges conditions by type, so the kubelet's own conditions are left as they are.
+   * merges conditions by type, so the kubelet's own conditions are left as they are. `since`:
+   * the transition time to keep (the status did not change); else now.
    */
-  async setPodCondition(namespace: string, name: string, condition: { type: string; status: 'True' | 'False'; reason: string; message: string }): Promise<void> {
-    const body = { status: { conditions: [{ ...condition, lastTransitionTime: new Date().toISOString() }] } };
+  async setPodCondition(namespace: string, name: string, condition: { type: string; status: 'True' | 'False'; reason: string; message: string }, since?: string | Date): Promise<void> {
+    const lastTransitionTime = since === undefined ? new Date().toISOString() : new Date(since).toISOString();
+    const body = { status: { conditions: [{ ...condition, lastTransitionTime }] } };
     await observed(this.observer, 'PATCH', () =>
       this.core.patchNamespacedPodStatus({ name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)),
     );

@@ -43,12 +43,12 @@ export interface ObservedContainerStatus {
 /** The parts of a Pod the status reads. */
 export interface ObservedPod {
   metadata: { name: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
-  spec?: { containers?: Array<{ name: string; ports?: Array<{ name?: string; containerPort: number }> }> };
+  spec?: { hostNetwork?: boolean };
   status?: {
     podIP?: string;
     phase?: string;
     startTime?: string | Date;
-    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string | Date }>;
     containerStatuses?: ObservedContainerStatus[];
     initContainerStatuses?: ObservedContainerStatus[];
   };

@@ -91,21 +91,22 @@ export async function readyVersions(base: string, model: string): Promise<string
  * the load (a large model on a GPU takes a while).
  */
 export async function loadVersions(base: string, model: string, versions: readonly string[], timeoutMs: number): Promise<void> {
-  const path = `/v2/models/${encodeURIComponent(model)}/config`;
-  const loadPath = `/v2/repository/models/${encodeURIComponent(model)}/load`;
-  const readConfig = () => call(base, path, { method: 'GET', timeoutMs: READ_TIMEOUT_MS });
-  // A model not loaded at all (unloaded by hand, or its load failed at start) has no
-  // configuration to read: loaded first as the repository has it, then read.
-  const config = await readConfig().catch(async (err: unknown) => {
-    if (!(err instanceof TritonRepositoryError) || err.status === undefined) throw err;
-    await call(base, loadPath, { method: 'POST', body: '{}', timeoutMs });
-    return readConfig();
-  });
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new TritonRepositoryError(`GET ${path}: the answer is not a configuration`);
   // Versions are int64 in Triton and up to 19 digits in the CRD: beyond 2^53 a JSON number
   // would round to another version, so such a version is refused rather than mistaken.
   const numbers = versions.map(Number);
   if (!numbers.every((n) => Number.isSafeInteger(n) && n > 0)) throw new TritonRepositoryError(`versions beyond ${Number.MAX_SAFE_INTEGER} cannot be loaded by the operator: ${versions.join(', ')}`);
+  const path = `/v2/models/${encodeURIComponent(model)}/config`;
+  const loadPath = `/v2/repository/models/${encodeURIComponent(model)}/load`;
+  const readConfig = () => call(base, path, { method: 'GET', timeoutMs: READ_TIMEOUT_MS });
+  // A model not loaded at all (unloaded by hand, or its load failed at start) has no
+  // configuration to read (Triton: 400 or 404, "unknown model"): loaded first as the
+  // repository has it, then read. Any other failure is reported as it is.
+  const config = await readConfig().catch(async (err: unknown) => {
+    if (!(err instanceof TritonRepositoryError) || (err.status !== 400 && err.status !== 404)) throw err;
+    await call(base, loadPath, { method: 'POST', body: '{}', timeoutMs });
+    return readConfig();
+  });
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new TritonRepositoryError(`GET ${path}: the answer is not a configuration`);
   const withPolicy = JSON.stringify({ ...config, version_policy: { specific: { versions: numbers } } });
   const body = JSON.stringify({ parameters: { config: withPolicy } });
   await call(base, loadPath, { method: 'POST', body, timeoutMs });

@@ -54,20 +54,11 @@ export async function startRealTriton(python: string, ports: { grpcPort?: number
     { cwd: REPO_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTRITON_HOME: path.join(os.tmpdir(), 'pytriton-tests') } },
   );
   let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const killGroup = (signal: NodeJS.Signals): void => {
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      // already gone
-    }
-  };
+  const { killGroup, exited, stop, stderr } = processGroup(child);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       killGroup('SIGKILL');
-      reject(new Error(`real Triton did not serve the model within 180 s:\n${err}`));
+      reject(new Error(`real Triton did not serve the model within 180 s:\n${stderr()}`));
     }, 180_000);
     child.stdout.setEncoding('utf8').on('data', (c: string) => {
       out += c;
@@ -78,50 +69,20 @@ export async function startRealTriton(python: string, ports: { grpcPort?: number
     });
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`real Triton exited before serving:\n${err}`));
+      reject(new Error(`real Triton exited before serving:\n${stderr()}`));
     });
   });
-  return { grpcPort, httpPort, grpcAddress: `127.0.0.1:${grpcPort}`, log: () => err, stop: groupStopper(killGroup, exited) };
-}
-
-/** SIGTERM to the group, SIGKILL after 30 s, then SIGKILL again for the backend stubs that outlive their parent; once. */
-function groupStopper(killGroup: (signal: NodeJS.Signals) => void, exited: Promise<void>): () => Promise<void> {
-  let stopping: Promise<void> | undefined;
-  return () =>
-    (stopping ??= (async () => {
-      killGroup('SIGTERM');
-      const timer = setTimeout(() => killGroup('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-      killGroup('SIGKILL');
-    })());
+  return { grpcPort, httpPort, grpcAddress: `127.0.0.1:${grpcPort}`, log: stderr, stop };
 }
 
 /**
- * The tritonserver binary of the environment run as it is, on a model repository of python
- * backend models (what PyTriton runs, without PyTriton): its own flags, its own model
- * control. The backend directory is made under `dir` from the package's python backend and
- * the stub built for this interpreter. Waits until Triton is ready (its models loaded).
+ * A Triton process that leads its own group (spawned detached): its stderr's tail, its exit,
+ * signals to the whole group, and a stop that sends SIGTERM, SIGKILL after 30 s, then SIGKILL
+ * again for the backend stubs that outlive their parent; once.
  */
-export async function startTritonServer(python: string, repository: string, dir: string, args: string[]): Promise<RealTriton & { httpUrl: string }> {
-  const info = JSON.parse(
-    execFileSync(python, ['-c', 'import json, os, sys, sysconfig, pytriton; print(json.dumps({"pkg": os.path.dirname(pytriton.__file__), "libdir": sysconfig.get_config_var("LIBDIR"), "py": f"{sys.version_info[0]}.{sys.version_info[1]}"}))'], { encoding: 'utf8' }),
-  ) as { pkg: string; libdir: string; py: string };
-  const server = path.join(info.pkg, 'tritonserver');
-  const backend = path.join(dir, 'backends', 'python');
-  mkdirSync(backend, { recursive: true });
-  for (const f of ['libtriton_python.so', 'triton_python_backend_utils.py']) symlinkSync(path.join(server, 'backends', 'python', f), path.join(backend, f));
-  symlinkSync(path.join(server, 'python_backend_stubs', info.py, 'triton_python_backend_stub'), path.join(backend, 'triton_python_backend_stub'));
-  const [grpcPort, httpPort] = [await freePort(), await freePort()];
-  // libpython for the stub, and the CUDA runtime the package bundles (no GPU is used).
-  const libs = [info.libdir, path.join(path.dirname(info.pkg), 'nvidia_pytriton.libs')];
-  const child = spawn(
-    path.join(server, 'bin', 'tritonserver'),
-    [`--model-repository=${repository}`, `--backend-directory=${path.join(dir, 'backends')}`, `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--allow-metrics=false', ...args],
-    { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PATH: `${path.dirname(python)}:${process.env.PATH}`, LD_LIBRARY_PATH: libs.join(':') } },
-  );
+function processGroup(child: ChildProcess) {
   let err = '';
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const killGroup = (signal: NodeJS.Signals): void => {
     try {
@@ -130,17 +91,60 @@ export async function startTritonServer(python: string, repository: string, dir:
       // already gone
     }
   };
-  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      killGroup('SIGTERM');
+      const timer = setTimeout(() => killGroup('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+      killGroup('SIGKILL');
+    })());
+  return { killGroup, exited, stop, stderr: () => err };
+}
+
+/**
+ * The tritonserver binary of the environment run as it is, on a model repository of python
+ * backend models (what PyTriton runs, without PyTriton): its own flags, its own model
+ * control. The backend directory is made under `dir` from the package's python backend and
+ * the stub built for this interpreter. Waits until Triton is ready (its models loaded).
+ */
+export async function startTritonServer(
+  python: string,
+  repository: string,
+  dir: string,
+  args: string[],
+  http: { address?: string; port?: number } = {},
+): Promise<RealTriton & { httpUrl: string }> {
+  const info = JSON.parse(
+    execFileSync(python, ['-c', 'import json, os, sys, sysconfig, pytriton; print(json.dumps({"pkg": os.path.dirname(pytriton.__file__), "libdir": sysconfig.get_config_var("LIBDIR"), "py": f"{sys.version_info[0]}.{sys.version_info[1]}"}))'], { encoding: 'utf8' }),
+  ) as { pkg: string; libdir: string; py: string };
+  const server = path.join(info.pkg, 'tritonserver');
+  const backend = path.join(dir, 'backends', 'python');
+  mkdirSync(backend, { recursive: true });
+  for (const f of ['libtriton_python.so', 'triton_python_backend_utils.py']) symlinkSync(path.join(server, 'backends', 'python', f), path.join(backend, f));
+  symlinkSync(path.join(server, 'python_backend_stubs', info.py, 'triton_python_backend_stub'), path.join(backend, 'triton_python_backend_stub'));
+  const [grpcPort, httpPort] = [await freePort(), http.port ?? (await freePort())];
+  const httpAddress = http.address ?? '127.0.0.1';
+  // libpython for the stub, and the CUDA runtime the package bundles (no GPU is used).
+  const libs = [info.libdir, path.join(path.dirname(info.pkg), 'nvidia_pytriton.libs')];
+  const child = spawn(
+    path.join(server, 'bin', 'tritonserver'),
+    [`--model-repository=${repository}`, `--backend-directory=${path.join(dir, 'backends')}`, `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--http-address=${httpAddress}`, '--grpc-address=127.0.0.1', '--allow-metrics=false', ...args],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PATH: `${path.dirname(python)}:${process.env.PATH}`, LD_LIBRARY_PATH: libs.join(':') } },
+  );
+  const { killGroup, exited, stop, stderr } = processGroup(child);
+  const httpUrl = `http://${httpAddress}:${httpPort}`;
   try {
     await Promise.race([
       eventually(async () => (await fetch(`${httpUrl}/v2/health/ready`)).status === 200, { what: 'tritonserver ready', timeoutMs: 180_000 }),
-      exited.then(() => Promise.reject(new Error(`tritonserver exited before it was ready:\n${err}`))),
+      exited.then(() => Promise.reject(new Error(`tritonserver exited before it was ready:\n${stderr()}`))),
     ]);
   } catch (e) {
     killGroup('SIGKILL');
     throw e;
   }
-  return { grpcPort, httpPort, httpUrl, grpcAddress: `127.0.0.1:${grpcPort}`, log: () => err, stop: groupStopper(killGroup, exited) };
+  return { grpcPort, httpPort, httpUrl, grpcAddress: `127.0.0.1:${grpcPort}`, log: stderr, stop };
 }
 
 /** Runs a Python script of the environment and parses its JSON stdout. */

@@ -42,7 +42,7 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
     const kinds = docs.map((d) => d.kind).sort();
     assert.deepEqual(kinds, [
       'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
-      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding',
     ]);
     const role = docs.find((d) => d.kind === 'ClusterRole');
     const verbsFor = (group: string, resource: string) =>
@@ -90,9 +90,14 @@ describe('helm', { skip: helm ? false : 'helm not installed' }, () => {
     assert.deepEqual(policy.spec.matchConditions.map((c: Any) => c.expression), ['request.userInfo.username == "system:serviceaccount:recognition-system:rec-recognition-operator"']);
     const matched = policy.spec.matchConstraints.resourceRules.flatMap((r: Any) => r.resources).sort();
     assert.deepEqual(matched, ['deployments', 'horizontalpodautoscalers', 'networkpolicies', 'poddisruptionbudgets', 'secrets', 'servicemonitors', 'services']);
-    const binding = docs.find((d) => d.kind === 'ValidatingAdmissionPolicyBinding');
-    assert.equal(binding.spec.policyName, policy.metadata.name);
-    assert.deepEqual(binding.spec.validationActions, ['Deny']);
+    // pods/status, the readiness gate of Triton's pods: a policy of its own (namespaced-install.test.ts enforces it).
+    const gate = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy' && d.metadata.name.endsWith('-triton-pod-gate'));
+    assert.deepEqual(gate.spec.matchConstraints.resourceRules, [{ apiGroups: [''], apiVersions: ['*'], operations: ['UPDATE'], resources: ['pods/status'] }]);
+    assert.deepEqual(gate.spec.matchConditions, policy.spec.matchConditions);
+    for (const p of [policy, gate]) {
+      const binding = docs.find((d) => d.kind === 'ValidatingAdmissionPolicyBinding' && d.spec.policyName === p.metadata.name);
+      assert.deepEqual(binding.spec.validationActions, ['Deny']);
+    }
     assert.ok(!render(OPERATOR_CHART, '--set', 'admissionPolicy.enabled=false').some((d) => d.kind.startsWith('ValidatingAdmissionPolicy')), 'off for clusters before 1.30');
   });
 

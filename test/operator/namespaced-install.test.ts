@@ -154,6 +154,34 @@ describe('namespaced install and admission policy against a real kube-apiserver'
     assert.equal((await refusal(asOperator.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: WATCHED, body: secret }))).code, 403);
   });
 
+  test("the policy lets the operator's ServiceAccount set only the versions gate, and only of Triton's pods", async () => {
+    const adminCore = admin.makeApiClient(CoreV1Api);
+    const core = asOperator.makeApiClient(CoreV1Api);
+    const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+    const pod = (name: string, labels: Record<string, string>) => ({ metadata: { name, labels }, spec: { containers: [{ name: 'c', image: 'registry.example/c:1' }] } });
+    const tritonLabels = { 'app.kubernetes.io/managed-by': 'recognition-operator', 'app.kubernetes.io/component': 'triton', 'app.kubernetes.io/instance': 'vision' };
+    await adminCore.createNamespacedPod({ namespace: WATCHED, body: pod('vision-triton-x', tritonLabels) });
+    await adminCore.createNamespacedPod({ namespace: WATCHED, body: pod('someone-elses-pod', { app: 'web' }) });
+    const condition = (type: string, status = 'True') => ({ status: { conditions: [{ type, status, reason: 'Test', message: 'm', lastTransitionTime: new Date().toISOString() }] } });
+    const setStatus = (name: string, body: unknown) => core.patchNamespacedPodStatus({ name, namespace: WATCHED, body }, strategic);
+    // RBAC grants pods/status patch in the whole namespace; the policy narrows it. Compiled on its own: wait for its first refusal.
+    const first = await eventually(async () => {
+      const r = await refusal(setStatus('someone-elses-pod', condition('cv.recognition.io/versions-loaded')));
+      return r.code === 403 ? r : undefined;
+    }, 'the pods/status policy to be enforced');
+    assert.match(first.message, /may set the status only of the Triton pods it manages/);
+    // The Triton pod: its gate, yes; its Ready condition or its phase, no.
+    await setStatus('vision-triton-x', condition('cv.recognition.io/versions-loaded'));
+    const live = await adminCore.readNamespacedPodStatus({ name: 'vision-triton-x', namespace: WATCHED });
+    assert.equal(live.status?.conditions?.find((c) => c.type === 'cv.recognition.io/versions-loaded')?.status, 'True');
+    const ready = await refusal(setStatus('vision-triton-x', condition('Ready')));
+    assert.equal(ready.code, 403);
+    assert.match(ready.message, /may change only the condition cv.recognition.io\/versions-loaded/);
+    assert.equal((await refusal(setStatus('vision-triton-x', { status: { phase: 'Failed' } }))).code, 403);
+    // Other users are not the policy's concern.
+    await adminCore.patchNamespacedPodStatus({ name: 'someone-elses-pod', namespace: WATCHED, body: condition('cv.recognition.io/versions-loaded') }, strategic);
+  });
+
   test('outside its watched namespaces, the operator has no rights at all', async () => {
     const managed = deployment(OTHER, 'x', {
       labels: { 'app.kubernetes.io/managed-by': 'recognition-operator' },

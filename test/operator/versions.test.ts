@@ -6,9 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { servedVersions, gatesReadiness, versionsToLoad } from '../../src/operator/desired/versions.js';
+import { servedVersions, gatesReadiness, managesTriton, versionsToLoad } from '../../src/operator/desired/versions.js';
 import { tritonNetworkPolicy } from '../../src/operator/desired/policies.js';
-import { apiSettled, DESIRED_HASH_ANNOTATION } from '../../src/operator/controllers/recognitionservice-reconciler.js';
+import { apiSettled, DESIRED_HASH_ANNOTATION, gateOf } from '../../src/operator/controllers/recognitionservice-reconciler.js';
 import { operatorPeer } from '../../src/cli/commands/operator.js';
 import type { ObservedDeployment, ObservedPod } from '../../src/operator/status.js';
 import { sampleResource } from './fixtures.js';
@@ -31,8 +31,12 @@ test('the versions kept loaded: each pinned model of the rollout, in explicit mo
   assert.deepEqual(served(resource({ modelVersion: '3' })), { centernet: ['3'] });
   assert.deepEqual(served(resource({ modelVersion: '10' }, { modelVersion: '9', weight: 10 })), { centernet: ['9', '10'] });
   assert.equal(gatesReadiness(resource({ modelVersion: '3' })), true);
-  // A canary version left to "the newest loaded": no policy says "3 and the newest", so the model is left alone.
+  // A canary version left to "the newest loaded": no policy says "3 and the newest", so the
+  // model is left alone; the gate stays (the stable version alone decides it, so no canary
+  // ever changes Triton's pod template).
   assert.deepEqual(served(resource({ modelVersion: '3' }, { weight: 10 })), {});
+  assert.equal(gatesReadiness(resource({ modelVersion: '3' }, { weight: 10 })), true);
+  assert.equal(managesTriton(resource({ modelVersion: '3' }, { weight: 10 })), true);
   // A canary of another model: each model its own versions; an unpinned one is left alone.
   const other = { modelVersion: '3', models: ['centernet', 'ssdlite'] };
   assert.deepEqual(served(resource(other, { modelName: 'ssdlite', modelVersion: '2', weight: 10 })), { centernet: ['3'], ssdlite: ['2'] });
@@ -40,7 +44,11 @@ test('the versions kept loaded: each pinned model of the rollout, in explicit mo
   assert.deepEqual(served(resource({ models: ['centernet', 'ssdlite'] }, { modelName: 'ssdlite', modelVersion: '2', weight: 10 })), { ssdlite: ['2'] });
   assert.equal(gatesReadiness(resource({ models: ['centernet', 'ssdlite'] }, { modelName: 'ssdlite', modelVersion: '2', weight: 10 })), false, 'the stable side is not pinned: no gate');
   // poll and none: Triton's repository decides; its load API is off or would be undone.
-  for (const mode of ['poll', 'none']) assert.deepEqual(served(resource({ modelVersion: '3', modelControlMode: mode })), {}, mode);
+  for (const mode of ['poll', 'none']) {
+    assert.deepEqual(served(resource({ modelVersion: '3', modelControlMode: mode })), {}, mode);
+    assert.equal(managesTriton(resource({ modelVersion: '3', modelControlMode: mode })), false, mode);
+  }
+  assert.equal(managesTriton(resource({})), false);
 });
 
 test('what one pod loads next: added at once, dropped only once the API pods are settled', () => {
@@ -100,4 +108,20 @@ test('the API pods are settled on the spec once the Deployment carries its hash,
   assert.equal(apiSettled(dep({ status: { observedGeneration: 4, replicas: 3, updatedReplicas: 2 } }), 'h1', []), false, 'an old pod left');
   assert.equal(apiSettled(dep({ status: { observedGeneration: 4, replicas: 2, updatedReplicas: 1 } }), 'h1', []), false, 'not all updated');
   assert.equal(apiSettled(dep(), 'h1', [pod(), pod(true)]), false, 'a pod still draining');
+});
+
+test("a Triton pod's readiness gate: ready once the stable version is loaded, kept while any version is, gone with the model", () => {
+  const stable = { name: 'shop', version: '4' };
+  const pod = (gate?: 'True' | 'False'): ObservedPod => ({
+    metadata: { name: 'vision-triton-0' },
+    status: { conditions: gate ? [{ type: 'cv.recognition.io/versions-loaded', status: gate }] : [] },
+  });
+  assert.deepEqual(gateOf(pod(), stable, ['3', '4']), { status: 'True', reason: 'VersionsLoaded', message: 'shop version 4 is loaded' });
+  // A new pod with config.pbtxt's newest: not ready until 4 is there.
+  assert.deepEqual(gateOf(pod(), stable, ['5']), { status: 'False', reason: 'StableVersionNotLoaded', message: 'shop version 4 is not loaded (loaded: 5)' });
+  assert.equal(gateOf(pod('False'), stable, ['3']).status, 'False');
+  // A ready pod while 4 cannot be loaded anywhere: the API pods still ask for 3, it stays.
+  assert.deepEqual(gateOf(pod('True'), stable, ['3']), { status: 'True', reason: 'PreviousVersionLoaded', message: 'shop version 4 is not loaded yet (loaded: 3)' });
+  // The model gone from a ready pod: out of the Service.
+  assert.deepEqual(gateOf(pod('True'), stable, []), { status: 'False', reason: 'StableVersionNotLoaded', message: 'shop version 4 is not loaded (no version loaded)' });
 });

@@ -83,8 +83,9 @@ export function prometheusUrl(o: Pick<OperatorCommandOptions, 'prometheusUrl'>, 
 }
 
 /**
- * The operator's own pods for Triton's NetworkPolicy: their namespace (the Lease's) and the
- * labels "k=v,k=v" from the flag or $OPERATOR_POD_LABELS; undefined without labels.
+ * The operator's own pods for Triton's NetworkPolicy: their namespace ($POD_NAMESPACE, else
+ * the Lease's) and the labels "k=v,k=v" from the flag or $OPERATOR_POD_LABELS; undefined
+ * without labels.
  */
 export function operatorPeer(o: Pick<OperatorCommandOptions, 'operatorPodLabels'>, env: NodeJS.ProcessEnv, namespace: string): OperatorPeer | undefined {
   const raw = (o.operatorPodLabels ?? env.OPERATOR_POD_LABELS ?? '').trim();
@@ -129,7 +130,7 @@ export async function runOperator(o: OperatorCommandOptions, env: NodeJS.Process
     logger,
     clusterDomain: o.clusterDomain ?? env.CLUSTER_DOMAIN ?? 'cluster.local',
     prometheusUrl: prometheusUrl(o, env),
-    operatorPeer: operatorPeer(o, env, ownNamespace),
+    operatorPeer: operatorPeer(o, env, env.POD_NAMESPACE || ownNamespace),
     leaseTiming: { leaseDurationMs: o.leaseDuration * 1000, renewDeadlineMs: o.renewDeadline * 1000, retryPeriodMs: o.retryPeriod * 1000 },
   });
   await operator.start();

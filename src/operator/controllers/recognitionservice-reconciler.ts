@@ -41,8 +41,8 @@ import { hasAutoscaler } from '../desired/policies.js';
 import { computeStatus, sameJson, type ObservedAutoscaler, type ObservedDeployment, type ObservedPod } from '../status.js';
 import { afterCheck, checkDueIn, rolloutBefore, windowOf } from '../analysis/progress.js';
 import { readFigures } from '../analysis/prometheus.js';
-import { stableModel } from '../desired/rollout.js';
-import { gatesReadiness, servedVersions, versionsToLoad, VERSIONS_LOADED_CONDITION } from '../desired/versions.js';
+import { stableModel, type ModelRef } from '../desired/rollout.js';
+import { gatesReadiness, managesTriton, servedVersions, versionsToLoad, VERSIONS_LOADED_CONDITION } from '../desired/versions.js';
 import { loadVersions, readyVersions } from '../triton-repository.js';
 import type { RolloutStatus } from '../api/types.js';
 
@@ -119,14 +119,24 @@ function statusReason(failures: Failure[]): string | undefined {
   return reason !== undefined && STATUS_REASONS.has(reason) && failures.every((f) => f.reason === reason) ? reason : undefined;
 }
 
-function condition(pod: ObservedPod, type: string): string | undefined {
-  return pod.status?.conditions?.find((c) => c.type === type)?.status;
+/**
+ * A Triton pod's readiness gate, from the stable model's versions ready there: True once the
+ * spec's stable version is. A pod that was never ready waits for it (it started with
+ * config.pbtxt's versions). A ready pod stays ready while it has any version of the model:
+ * a new stable version that fails to load everywhere must not take every pod out of the
+ * Service while the API pods still ask for the old one (they are not given the new one until
+ * it loads). It leaves only when the model is gone from it.
+ */
+export function gateOf(pod: ObservedPod, stable: ModelRef, have: readonly string[]): { status: 'True' | 'False'; reason: string; message: string } {
+  if (have.includes(stable.version)) return { status: 'True', reason: 'VersionsLoaded', message: `${stable.name} version ${stable.version} is loaded` };
+  const ready = condition(pod, VERSIONS_LOADED_CONDITION) === 'True';
+  const loaded = have.length > 0 ? `loaded: ${have.join(', ')}` : 'no version loaded';
+  if (ready && have.length > 0) return { status: 'True', reason: 'PreviousVersionLoaded', message: `${stable.name} version ${stable.version} is not loaded yet (${loaded})` };
+  return { status: 'False', reason: 'StableVersionNotLoaded', message: `${stable.name} version ${stable.version} is not loaded (${loaded})` };
 }
 
-/** The Triton container's HTTP port as the pod declares it (the operator's template: TRITON_HTTP_PORT). */
-function httpPort(pod: ObservedPod): number {
-  const ports = pod.spec?.containers?.find((c) => c.name === 'triton')?.ports ?? [];
-  return ports.find((p) => p.name === 'http')?.containerPort ?? TRITON_HTTP_PORT;
+function condition(pod: ObservedPod, type: string): string | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type)?.status;
 }
 
 function formatHost(ip: string): string {
@@ -239,10 +249,12 @@ export class RecognitionServiceReconciler {
       const signing = await this.signingKey(rs);
       if (signing.created) applied++;
       const desired = desiredState(current, caps, { clusterDomain: this.opts.clusterDomain, signingSecretUid: signing.uid, operatorPeer: this.opts.operatorPeer });
-      // Before the API pods are given a new version to ask for: Triton has it loaded by then.
-      await this.loadTritonVersions(current, desired.apply.find((o) => o.kind === 'Deployment' && o.metadata.labels?.[COMPONENT_LABEL] === 'api')!, failures);
       const lookups = this.lookUpUncached(desired.apply);
       for (const obj of desired.apply) {
+        const api = obj.kind === 'Deployment' && obj.metadata.labels?.[COMPONENT_LABEL] === 'api';
+        // Triton's pods load the versions the API pods are about to ask for first; where one
+        // cannot, the API pods keep the settings they have (reported, retried).
+        if (api && !(await this.loadTritonVersions(current, obj, failures))) continue;
         const result = await this.applyChild(rs, obj, failures, lookups.get(obj));
         if (result.written) applied++;
         if (obj.kind === 'Deployment' && result.live) {
@@ -343,15 +355,15 @@ export class RecognitionServiceReconciler {
   /**
    * Keeps the spec's versions loaded on every Triton pod whose container is ready
    * (desired/versions.ts): added at once, dropped only once every API pod runs the settings of
-   * `apiDeployment` (an old pod may ask for a version the spec just dropped). Then the pod's
-   * readiness gate: True once the stable version is ready there, False once Triton says it is
-   * not (never for want of an answer). Pods are handled in parallel;
-   * a failure is reported on the resource (and retried), the other pods go on.
+   * `apiDeployment` (an old pod may ask for a version the spec just dropped). Then each pod's
+   * readiness gate (gateOf). Pods are handled in parallel; a failure is reported on the
+   * resource and retried, the other pods go on. False: a pod has not loaded what the API pods
+   * are to be given, so they are not given it yet.
    */
-  private async loadTritonVersions(rs: RecognitionService, apiDeployment: KubeObject, failures: Failure[]): Promise<void> {
+  private async loadTritonVersions(rs: RecognitionService, apiDeployment: KubeObject, failures: Failure[]): Promise<boolean> {
     const defaulted = withDefaults(rs);
+    if (!managesTriton(defaulted)) return true;
     const served = servedVersions(defaulted);
-    if (served.size === 0) return;
     const { namespace, name } = rs.metadata;
     const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name);
     const ofComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
@@ -359,53 +371,55 @@ export class RecognitionServiceReconciler {
     const stable = stableModel(defaulted);
     const gated = gatesReadiness(defaulted);
     const timeoutMs = defaulted.spec.triton.startupTimeoutSeconds * 1000;
-    const ready = ofComponent('triton').filter((p) => !p.metadata.deletionTimestamp && p.status?.podIP && condition(p, 'ContainersReady') === 'True');
-    await Promise.all(
-      ready.map(async (pod) => {
-        const base = `http://${formatHost(pod.status!.podIP!)}:${httpPort(pod)}`;
+    // Only pods Triton's Deployment runs on the pod network: never a hostNetwork pod, whose
+    // address is its node's, and always Triton's own port, whatever a pod declares.
+    const reachable = ofComponent('triton').filter((p) => !p.metadata.deletionTimestamp && !p.spec?.hostNetwork && p.status?.podIP && condition(p, 'ContainersReady') === 'True');
+    const loaded = await Promise.all(
+      reachable.map(async (pod) => {
+        const base = `http://${formatHost(pod.status!.podIP!)}:${TRITON_HTTP_PORT}`;
         const problems: string[] = [];
-        // Known only from an answer: a pod the operator cannot reach keeps its gate as it is
-        // (a network fault between the operator and Triton must not take every pod out).
-        let stableReady: boolean | undefined;
-        for (const [model, versions] of served) {
+        // The stable model's ready versions, known only from Triton's answer.
+        let stableHave: string[] | undefined;
+        for (const model of new Set([...served.keys(), ...(gated ? [stable.name] : [])])) {
           try {
             let have = await readyVersions(base, model);
-            if (model === stable.name) stableReady = have.includes(stable.version);
-            const load = versionsToLoad(have, versions, settled);
-            if (load) {
-              const had = have;
-              await loadVersions(base, model, load, timeoutMs);
-              // Triton answers 200 for a policy naming a version its repository lacks: asked again.
-              have = await readyVersions(base, model);
-              const missing = load.filter((v) => !have.includes(v));
-              if (missing.length > 0) problems.push(`${model} version ${missing.join(', ')} not ready after loading (not in the model repository, or failed to load: Triton's log)`);
-              else this.opts.events?.record(rs, 'Normal', 'TritonVersionsLoaded', 'Load', `Triton pod ${pod.metadata.name}: ${model} serves versions ${load.join(', ')} (had ${had.join(', ') || 'none'})`);
-              if (model === stable.name) stableReady = have.includes(stable.version);
-            }
+            if (model === stable.name) stableHave = have;
+            const load = served.has(model) ? versionsToLoad(have, served.get(model)!, settled) : undefined;
+            if (!load) continue;
+            const had = have;
+            await loadVersions(base, model, load, timeoutMs);
+            // Triton answers 200 for a policy naming a version its repository lacks: asked again.
+            have = await readyVersions(base, model);
+            if (model === stable.name) stableHave = have;
+            const missing = load.filter((v) => !have.includes(v));
+            if (missing.length > 0) problems.push(`${model} version ${missing.join(', ')} not ready after loading (not in the model repository, or failed to load: Triton's log)`);
+            else this.opts.events?.record(rs, 'Normal', 'TritonVersionsLoaded', 'Load', `Triton pod ${pod.metadata.name}: ${model} serves versions ${load.join(', ')} (had ${had.join(', ') || 'none'})`);
           } catch (err) {
             problems.push((err as Error).message);
           }
         }
         try {
-          if (gated && stableReady !== undefined) await this.setVersionsGate(pod, namespace, stableReady, `${stable.name} version ${stable.version} ${stableReady ? 'is' : 'is not'} loaded`);
+          const gate = gated && stableHave ? gateOf(pod, stable, stableHave) : undefined;
+          if (gate) await this.setVersionsGate(pod, namespace, gate);
         } catch (err) {
           problems.push(`its readiness gate: ${describeError(err)}`);
         }
-        if (problems.length > 0) {
-          const message = `Triton pod ${pod.metadata.name}: ${problems.join('; ')}`;
-          failures.push({ message, reason: 'TritonLoadFailed' });
-          this.opts.events?.record(rs, 'Warning', 'TritonLoadFailed', 'Load', message);
-        }
+        if (problems.length === 0) return true;
+        const message = `Triton pod ${pod.metadata.name}: ${problems.join('; ')}; the API pods keep their settings until it has loaded the spec's versions`;
+        failures.push({ message, reason: 'TritonLoadFailed' });
+        this.opts.events?.record(rs, 'Warning', 'TritonLoadFailed', 'Load', message);
+        return false;
       }),
     );
+    return loaded.every(Boolean);
   }
 
-  /** The pod's readiness-gate condition, written only when it changes (its status or which version it is about). */
-  private async setVersionsGate(pod: ObservedPod, namespace: string, loaded: boolean, message: string): Promise<void> {
-    const status = loaded ? 'True' : 'False';
+  /** The pod's readiness-gate condition, written when its status or message changes (the transition time kept while the status stays). */
+  private async setVersionsGate(pod: ObservedPod, namespace: string, gate: { status: 'True' | 'False'; reason: string; message: string }): Promise<void> {
     const live = pod.status?.conditions?.find((c) => c.type === VERSIONS_LOADED_CONDITION);
-    if (live?.status === status && live.message === message) return;
-    await this.kube.setPodCondition(namespace, pod.metadata.name, { type: VERSIONS_LOADED_CONDITION, status, reason: loaded ? 'VersionsLoaded' : 'StableVersionNotLoaded', message });
+    if (live?.status === gate.status && live.message === gate.message) return;
+    const since = live?.status === gate.status ? live.lastTransitionTime : undefined;
+    await this.kube.setPodCondition(namespace, pod.metadata.name, { type: VERSIONS_LOADED_CONDITION, ...gate }, since);
   }
 
   /**

@@ -55,17 +55,20 @@ export interface DesiredOptions {
 export function desiredState(resource: RecognitionService, caps: ClusterCapabilities, opts: DesiredOptions = {}): DesiredState {
   const rs = withDefaults(resource);
   const ns = rs.metadata.namespace;
-  const apply: KubeObject[] = [tritonService(rs), tritonDeployment(rs), apiService(rs), apiDeployment(rs, opts.clusterDomain, opts.signingSecretUid)];
+  const apply: KubeObject[] = [tritonService(rs), tritonDeployment(rs)];
   const remove: ChildRef[] = [];
   const optional = (obj: KubeObject | undefined, apiVersion: string, kind: string, name: string) => {
     if (obj) apply.push(obj);
     else remove.push({ apiVersion, kind, namespace: ns, name });
   };
+  // Before the API's: the operator loads versions on Triton's pods right before it applies
+  // the API Deployment, through this policy.
+  optional(tritonNetworkPolicy(rs, opts.operatorPeer), 'networking.k8s.io/v1', 'NetworkPolicy', childName(rs, 'triton'));
+  apply.push(apiService(rs), apiDeployment(rs, opts.clusterDomain, opts.signingSecretUid));
   for (const c of ['api', 'triton'] as const) {
     optional(horizontalPodAutoscaler(rs, c), 'autoscaling/v2', 'HorizontalPodAutoscaler', childName(rs, c));
     optional(podDisruptionBudget(rs, c), 'policy/v1', 'PodDisruptionBudget', childName(rs, c));
   }
-  optional(tritonNetworkPolicy(rs, opts.operatorPeer), 'networking.k8s.io/v1', 'NetworkPolicy', childName(rs, 'triton'));
   if (caps.serviceMonitor) {
     optional(serviceMonitor(rs), 'monitoring.coreos.com/v1', 'ServiceMonitor', rs.metadata.name);
   }

@@ -12,7 +12,7 @@ import {
   type Component,
   type KubeObject,
 } from './naming.js';
-import { servedVersions } from './versions.js';
+import { managesTriton } from './versions.js';
 
 /** Replicas are left to the HPA when one exists, so the two never fight over the field. */
 export function hasAutoscaler(rs: RecognitionService, component: 'api' | 'triton'): boolean {
@@ -73,13 +73,13 @@ export interface OperatorPeer {
 
 /**
  * Only the API's pods reach Triton's inference ports; its metrics port stays open to
- * scrapers. While the operator loads the spec's versions (./versions.ts), its own pods reach
- * the HTTP port too, for the model-repository API.
+ * scrapers. While the operator manages the spec's versions (./versions.ts), its own pods
+ * reach the HTTP port too, for the model-repository API.
  */
 export function tritonNetworkPolicy(rs: RecognitionService, operator?: OperatorPeer): KubeObject | undefined {
   if (rs.spec.networkPolicy && !rs.spec.networkPolicy.enabled) return undefined;
   const loader =
-    operator && servedVersions(rs).size > 0
+    operator && managesTriton(rs)
       ? [
           {
             from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': operator.namespace } }, podSelector: { matchLabels: operator.labels } }],

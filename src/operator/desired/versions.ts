@@ -37,9 +37,18 @@ export function servedVersions(rs: RecognitionService): Map<string, string[]> {
   return served;
 }
 
-/** Whether Triton pods carry the readiness gate: the stable version is pinned and loaded by the operator. */
+/**
+ * Whether Triton pods carry the readiness gate: explicit mode with the stable version pinned.
+ * The spec's stable version alone decides, never the canary, so that no canary (pinned or
+ * not) changes Triton's pod template.
+ */
 export function gatesReadiness(rs: RecognitionService): boolean {
-  return servedVersions(rs).has(stableModel(rs).name);
+  return rs.spec.triton.modelControlMode === 'explicit' && stableModel(rs).version !== '';
+}
+
+/** Whether the operator talks to Triton's pods: to load versions, or to read them for the gate. */
+export function managesTriton(rs: RecognitionService): boolean {
+  return gatesReadiness(rs) || servedVersions(rs).size > 0;
 }
 
 /**

@@ -4,6 +4,8 @@
  * model with versions 1, 2 and 3 that answers with its version, and the operator on a real
  * kube-apiserver with exactly the chart's RBAC. The test plays the kubelet and the Deployment
  * controller: one Triton pod whose address is that Triton, and the API Deployment's status.
+ * The operator reaches a pod at its IP on Triton's port 8000, whatever the pod declares: this
+ * Triton listens on 8000 of a loopback address of its own (127.0.0.N), the pod's IP.
  *
  * A client stands for the API pods all along: it asks Triton for the versions the API pods
  * were last given (TRITON_MODEL_VERSION, CANARY_MODEL_VERSION of the Deployment the operator
@@ -13,6 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -37,6 +40,7 @@ const skip = !tools ? `the simulated cluster's tools are missing: ${missing}` : 
 describe('the operator loads the spec\'s versions on a real Triton, and unloads the old one after a promotion', { skip }, () => {
   let dir: string;
   let triton: RealTriton & { httpUrl: string };
+  let podIP: string;
   let cluster: TestCluster;
   let operator: RecognitionOperator;
   let custom: CustomObjectsApi;
@@ -51,13 +55,30 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
   const failures: string[] = [];
 
   async function infer(version: string): Promise<void> {
-    const res = await fetch(`${triton.httpUrl}/v2/models/${MODEL}/versions/${version}/infer`, {
-      method: 'POST',
-      body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1], datatype: 'FP32', data: [0] }] }),
-    });
-    const body = (await res.json()) as { outputs?: Array<{ data: number[] }>; error?: string };
-    if (res.status !== 200 || String(body.outputs?.[0]?.data[0]) !== version) failures.push(`version ${version}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
-    else answers.set(version, (answers.get(version) ?? 0) + 1);
+    try {
+      const res = await fetch(`${triton.httpUrl}/v2/models/${MODEL}/versions/${version}/infer`, {
+        method: 'POST',
+        body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1], datatype: 'FP32', data: [0] }] }),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const body = (await res.json()) as { outputs?: Array<{ data: number[] }>; error?: string };
+      if (res.status !== 200 || String(body.outputs?.[0]?.data[0]) !== version) failures.push(`version ${version}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+      else answers.set(version, (answers.get(version) ?? 0) + 1);
+    } catch (err) {
+      failures.push(`version ${version}: ${(err as Error).message}`);
+    }
+  }
+
+  /** A loopback address of this machine (127.0.0.N) where Triton's port 8000 is free. */
+  async function loopbackWithPort8000(): Promise<string> {
+    for (;;) {
+      const address = `127.0.0.${2 + Math.floor(Math.random() * 250)}`;
+      const free = await new Promise<boolean>((resolve) => {
+        const server = net.createServer().once('error', () => resolve(false));
+        server.listen(8000, address, () => server.close(() => resolve(true)));
+      });
+      if (free) return address;
+    }
   }
 
   const index = async () =>
@@ -71,6 +92,12 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
   /** The versions the API pods of this Deployment ask for. */
   const versionsOf = (d: V1Deployment) => [envOf(d).TRITON_MODEL_VERSION, envOf(d).CANARY_MODEL_VERSION].filter(Boolean);
   const gate = async () => (await core.readNamespacedPodStatus({ name: 'vision-triton-0', namespace: NS })).status?.conditions?.find((c) => c.type === GATE);
+  /** The resource's Degraded condition once it is TritonLoadFailed with a message matching `re` (status, unlike Events, is never rate-limited). */
+  const degradedWith = (re: RegExp) =>
+    eventually(async () => {
+      const rs = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision' }));
+      return rs.status?.conditions?.find((c: Any) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'TritonLoadFailed' && re.test(c.message)) as { message: string } | undefined;
+    }, `Degraded TritonLoadFailed: ${re}`);
   const events = async (reason: string) =>
     (await cluster.kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: 'regarding.name=vision' })).items.filter((e) => e.reason === reason);
 
@@ -113,12 +140,14 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
       await copyFile(path.join(source, 'model.py'), path.join(repo, v, 'model.py'));
     }
     // The arguments the operator gives Triton in explicit mode (desired/triton.ts).
-    triton = await startTritonServer((env as { python: string }).python, path.dirname(repo), dir, [
-      '--model-control-mode=explicit',
-      `--load-model=${MODEL}`,
-      '--exit-on-error=true',
-      '--strict-readiness=true',
-    ]);
+    podIP = await loopbackWithPort8000();
+    triton = await startTritonServer(
+      (env as { python: string }).python,
+      path.dirname(repo),
+      dir,
+      ['--model-control-mode=explicit', `--load-model=${MODEL}`, '--exit-on-error=true', '--strict-readiness=true'],
+      { address: podIP, port: 8000 },
+    );
     assert.deepEqual(await index(), ['3'], "config.pbtxt's default policy: the newest version only");
 
     cluster = await startCluster(tools!);
@@ -169,7 +198,7 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
         metadata: { name: 'vision-triton-0', labels: template.metadata!.labels },
         spec: {
           readinessGates: template.spec!.readinessGates,
-          containers: [{ name: 'triton', image: template.spec!.containers[0].image, ports: [{ name: 'http', containerPort: triton.httpPort, protocol: 'TCP' }] }],
+          containers: [{ name: 'triton', image: template.spec!.containers[0].image, ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }] }],
         },
       },
     });
@@ -180,8 +209,8 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
         body: {
           status: {
             phase: 'Running',
-            podIP: '127.0.0.1',
-            podIPs: [{ ip: '127.0.0.1' }],
+            podIP,
+            podIPs: [{ ip: podIP }],
             conditions: [
               { type: 'ContainersReady', status: 'True' },
               { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady' },
@@ -217,14 +246,10 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
 
     // Version 9 is nowhere: Triton takes the policy and loads what it can; the operator asks again and says so.
     await patchRs({ spec: { canary: { modelVersion: '9' } } });
-    const warning = await eventually(async () => (await events('TritonLoadFailed')).find((e) => /version 9 not ready after loading/.test(e.note ?? '')), 'the missing version reported');
-    assert.match(warning.note!, /Triton pod vision-triton-0: versioned version 9 not ready after loading \(not in the model repository/);
-    const degraded = await eventually(async () => {
-      const rs = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision' }));
-      return rs.status?.conditions?.find((c: Any) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'TritonLoadFailed' && /version 9/.test(c.message));
-    }, 'the resource Degraded with the reason');
-    assert.ok(degraded);
+    const degraded = await degradedWith(/version 9/);
+    assert.match(degraded.message, /Triton pod vision-triton-0: versioned version 9 not ready after loading \(not in the model repository.*; the API pods keep their settings/);
     assert.equal((await gate())?.status, 'True', 'the stable version is loaded: the pod stays ready');
+    assert.deepEqual(versionsOf(await apiDeployment()), ['1', '2'], 'the API pods are not given a version Triton could not load');
     // Back to the good canary.
     await patchRs({ spec: { canary: { modelVersion: '2' } } });
     await settle(await apiPodsGiven(['1', '2']));
@@ -262,15 +287,28 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
     const down = await eventually(async () => ((await gate())?.status === 'False' ? gate() : undefined), 'the readiness gate False');
     assert.equal(down.reason, 'StableVersionNotLoaded');
     assert.match(down.message ?? '', /versioned version 2 is not loaded/);
-    const degraded = await eventually(async () => {
-      const rs = (await custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, name: 'vision' }));
-      return rs.status?.conditions?.find((c: Any) => c.type === 'Degraded' && c.reason === 'TritonLoadFailed' && /version 2 is broken/.test(c.message));
-    }, 'the failed load on the resource');
+    const degraded = await degradedWith(/version 2 is broken/);
     assert.match(degraded.message, /Triton pod vision-triton-0: POST \/v2\/repository\/models\/versioned\/load: HTTP 400/);
     // Version 2 mended: loaded again, the pod ready again, the repository's newest dropped.
     await copyFile(path.join(REPO_ROOT, 'test', 'triton', 'versioned-model', 'model.py'), model2);
     await touch(2);
     await eventually(async () => ((await gate())?.status === 'True' ? true : undefined), 'the readiness gate True again');
     await eventually(async () => ((await index()).join() === '2' ? true : undefined), 'only version 2 loaded');
+  });
+
+  test('a new stable version that cannot load: the pods stay ready on the old one, the API pods keep asking for it', async () => {
+    await settle(await apiDeployment());
+    await patchRs({ spec: { triton: { modelVersion: '9' } } });
+    const degraded = await degradedWith(/version 9 not ready/);
+    assert.match(degraded.message, /the API pods keep their settings/);
+    const held = await gate();
+    assert.equal(held?.status, 'True', 'not taken out of the Service for a version no pod has');
+    assert.equal(held?.reason, 'PreviousVersionLoaded');
+    assert.match(held?.message ?? '', /versioned version 9 is not loaded yet \(loaded: 2\)/);
+    assert.deepEqual(versionsOf(await apiDeployment()), ['2'], 'the API pods still ask for 2');
+    assert.deepEqual(await index(), ['2']);
+    // Back to 2: ready on it again.
+    await patchRs({ spec: { triton: { modelVersion: '2' } } });
+    await eventually(async () => ((await gate())?.reason === 'VersionsLoaded' ? true : undefined), 'the gate on version 2 again');
   });
 });
