@@ -25,6 +25,8 @@ type Any = any;
 interface Detection { label: string; external_id: string; bounding_box: { x: number; y: number; width: number; height: number } }
 
 const NS = 'recog-e2e';
+/** The canary model the rollout test sends half the requests to, then promotes. */
+const CANARY = 'centernet-canary';
 const OPERATOR_NS = 'recognition-system';
 const [API_IMAGE, OPERATOR_IMAGE, TRITON_IMAGE] = (await imagesScript('list')).trim().split(/\s+/) as [string, string, string];
 /** deploy/dependencies names the official images; CI deploys local stand-ins with the same interface. */
@@ -63,8 +65,8 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
   });
 }
 
-/** One answer under load: `done` for a detection delivered (200, status DONE); the rest kept whole. */
-interface Outcome { status: number; done: boolean; retryAfter?: string; error?: string; body?: string }
+/** One answer under load: `done` for a detection delivered (200, status DONE), with the model that answered; the rest kept whole. */
+interface Outcome { status: number; done: boolean; model?: string; retryAfter?: string; error?: string; body?: string }
 
 /** Unique across the suite: a repeated external_id would be an idempotent replay, never charged. */
 let requestCount = 0;
@@ -82,8 +84,9 @@ async function underLoad(url: string, key: string, image: Buffer, body: (load: L
     while (running) {
       try {
         const res = await post(url, { external_id: `load-${process.pid}-${++requestCount}`, image_base64: image.toString('base64') }, { 'x-api-key': key });
-        const done = res.status === 200 && (JSON.parse(res.body) as { status: string }).status === 'DONE';
-        outcomes.push({ status: res.status, done, retryAfter: res.headers['retry-after'], body: done ? undefined : res.body });
+        const answer = res.status === 200 ? (JSON.parse(res.body) as { status: string; model?: { name: string } | null }) : undefined;
+        const done = answer?.status === 'DONE';
+        outcomes.push({ status: res.status, done, model: done ? answer.model?.name : undefined, retryAfter: res.headers['retry-after'], body: done ? undefined : res.body });
       } catch (err) {
         outcomes.push({ status: 0, done: false, error: String(err) });
       }
@@ -177,6 +180,13 @@ describe('deployed for real: images from this repo on a one-node cluster', { ski
     // The prepared model repository on the node's disk, claimed through a PersistentVolume.
     const models = path.join(work, 'models');
     fs.cpSync(path.join(REPO_ROOT, 'model-repository'), models, { recursive: true });
+    // A second model for the canary: the same network under another name, with its own catalog.
+    const canaryDir = path.join(models, CANARY);
+    fs.mkdirSync(path.join(canaryDir, '1'), { recursive: true });
+    fs.copyFileSync(path.join(models, 'centernet', '1', 'model.onnx'), path.join(canaryDir, '1', 'model.onnx'));
+    fs.writeFileSync(path.join(canaryDir, 'config.pbtxt'), fs.readFileSync(path.join(models, 'centernet', 'config.pbtxt'), 'utf8').replace('name: "centernet"', `name: "${CANARY}"`));
+    const catalog = JSON.parse(fs.readFileSync(path.join(models, 'centernet', 'catalog.json'), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(canaryDir, 'catalog.json'), JSON.stringify({ ...catalog, model: { name: CANARY, version: '1' } }));
     fs.chmodSync(work, 0o755);
     await kubectl('create', 'namespace', NS);
     const volume = [
@@ -200,7 +210,8 @@ describe('deployed for real: images from this repo on a one-node cluster', { ski
         imageStorage: { s3: { bucket: 'recognition-images', prefix: 'images', endpoint: 'http://minio.storage.svc:9000', region: 'us-east-1', forcePathStyle: true, credentialsSecret: 'minio-credentials' } },
       },
       secrets: { databaseUrl: 'postgres://recog:change-me@postgres.databases.svc:5432/recognition', redisUrl: 'redis://redis.databases.svc:6379' },
-      triton: { image: TRITON_IMAGE, storageUri: 'pvc://models', gpus: 0, replicas: { min: 1, max: 1 }, resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { memory: '2Gi' } } },
+      // Both models loaded from the start: the canary's start and promotion never restart Triton.
+      triton: { image: TRITON_IMAGE, storageUri: 'pvc://models', gpus: 0, replicas: { min: 1, max: 1 }, models: ['centernet', CANARY], resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { memory: '2Gi' } } },
       autoscaling: { enabled: false },
       serviceMonitor: false,
     };
@@ -288,6 +299,42 @@ describe('deployed for real: images from this repo on a one-node cluster', { ski
     });
     const failed = outcomes.filter((o) => !o.done);
     assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} requests failed`);
+  });
+
+  test('a canary of another model under load, then its promotion: no failed request, each answer names its model', async () => {
+    const tritonPods = async () => ((await jsonOf('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/component=triton')).items as Any[]).map((p) => p.metadata.uid as string);
+    const triton = await tritonPods();
+    const rolled = async (patch: unknown, what: string) => {
+      const before = (await apiPods()).map((p) => p.metadata.name as string);
+      await cluster.kubectl(['patch', 'recsvc', 'vision', '-n', NS, '--type=merge', '-p', JSON.stringify(patch)]);
+      await twoReadyApiPods(what, (names) => names.every((n) => !before.includes(n)));
+      await ready(`Ready: ${what}`);
+    };
+    let switched = 0;
+    let promoted = 0;
+    const outcomes = await underLoad(syncUrl(), key, basketball, async (load) => {
+      await load.answered(4, 'before the canary');
+      await rolled({ spec: { canary: { modelName: CANARY, weight: 50 } } }, 'the canary at 50 %');
+      switched = load.outcomes.length;
+      await eventually(() => load.outcomes.slice(switched).filter((o) => o.model === CANARY).length >= 3 && load.outcomes.slice(switched).filter((o) => o.model === 'centernet').length >= 3, {
+        what: 'answers from both models',
+        timeoutMs: 180_000,
+        intervalMs: 200,
+      });
+      // Promoted for good, as docs/operator.md says: the canary becomes the stable model.
+      await rolled({ spec: { triton: { modelName: CANARY }, canary: null } }, 'the canary promoted');
+      promoted = load.outcomes.length;
+      await load.answered(6, 'after the promotion');
+    });
+    const failed = outcomes.filter((o) => !o.done);
+    assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} requests failed`);
+    assert.ok(outcomes.slice(0, 4).every((o) => o.model === 'centernet'), 'the stable model before the canary');
+    // The API pods of the promotion answer with the canary only; the old ones, draining, may still answer either way.
+    const last = outcomes.slice(promoted).slice(-4);
+    assert.deepEqual([...new Set(last.map((o) => o.model))], [CANARY], `after the promotion: ${last.map((o) => o.model).join(', ')}`);
+    const rs = await jsonOf('get', 'recsvc', 'vision', '-n', NS);
+    assert.equal(rs.status.rollout.phase, 'Stable');
+    assert.deepEqual(await tritonPods(), triton, 'Triton never restarted');
   });
 
   test('an API pod deleted under load: in-flight requests finish, new ones go to the other', async () => {

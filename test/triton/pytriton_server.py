@@ -2,6 +2,7 @@
 project's prepared model through Triton's python backend: ONNX Runtime runs the model's
 ONNX file inside the bound Python function, with Triton's dynamic batcher in front and
 the same model name, tensor names, datatypes, dims and max_batch_size as config.pbtxt.
+--model, repeated, serves several models of the repository, each in its own session.
 
 Run by the tests with the environment of scripts/python-env.sh:
     python test/triton/pytriton_server.py --model-repository DIR --grpc-port P --http-port Q
@@ -48,7 +49,7 @@ def parse_config(path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-repository", required=True)
-    parser.add_argument("--model", default="centernet")
+    parser.add_argument("--model", action="append", help="a model of the repository to serve (repeatable; default: centernet)")
     parser.add_argument("--host", default="127.0.0.1", help="address of the HTTP, gRPC and metrics endpoints")
     parser.add_argument("--grpc-port", type=int, required=True)
     parser.add_argument("--http-port", type=int, required=True)
@@ -69,23 +70,28 @@ def main():
     from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
     from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
 
-    model_dir = os.path.join(args.model_repository, args.model)
-    config = parse_config(os.path.join(model_dir, "config.pbtxt"))
-    versions = sorted(int(v) for v in os.listdir(model_dir) if v.isdigit())
-    onnx_path = os.path.join(model_dir, str(versions[-1]), "model.onnx")
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
-    output_names = [o["name"] for o in config["outputs"]]
     dtypes = {"TYPE_FP32": np.float32, "TYPE_INT32": np.int32, "TYPE_INT64": np.int64, "TYPE_UINT8": np.uint8}
 
-    @batch
-    def infer(**inputs):
-        feed = {name: np.ascontiguousarray(value) for name, value in inputs.items()}
-        results = session.run(output_names, feed)
-        return dict(zip(output_names, results))
+    def load(model):
+        """One model of the repository: its config.pbtxt, and its newest version's ONNX file in a session of its own."""
+        model_dir = os.path.join(args.model_repository, model)
+        config = parse_config(os.path.join(model_dir, "config.pbtxt"))
+        versions = sorted(int(v) for v in os.listdir(model_dir) if v.isdigit())
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = args.threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(os.path.join(model_dir, str(versions[-1]), "model.onnx"), options, providers=["CPUExecutionProvider"])
+        output_names = [o["name"] for o in config["outputs"]]
+
+        @batch
+        def infer(**inputs):
+            feed = {name: np.ascontiguousarray(value) for name, value in inputs.items()}
+            results = session.run(output_names, feed)
+            return dict(zip(output_names, results))
+
+        return config, infer
+
+    models = [load(m) for m in (args.model or ["centernet"])]
 
     triton_config = TritonConfig(
         grpc_address=args.host,
@@ -98,7 +104,10 @@ def main():
         exit_timeout_secs=5,
         log_verbose=0,
     )
-    delay = config["max_queue_delay_us"] if args.max_queue_delay_us is None else args.max_queue_delay_us
+
+    def queue_delay(config):
+        return config["max_queue_delay_us"] if args.max_queue_delay_us is None else args.max_queue_delay_us
+
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -106,27 +115,30 @@ def main():
     # PyTriton guards statistics and the repository API with a token by default; the tests
     # drive both (statistics, unload/load), so nothing is restricted on this test server.
     with Triton(config=triton_config, security_config=TritonSecurityConfig(restricted_endpoints=[])) as triton:
-        triton.bind(
-            model_name=config["name"],
-            infer_func=infer,
-            inputs=[Tensor(name=t["name"], dtype=dtypes[t["data_type"]], shape=tuple(t["dims"])) for t in config["inputs"]],
-            outputs=[Tensor(name=t["name"], dtype=dtypes[t["data_type"]], shape=tuple(t["dims"])) for t in config["outputs"]],
-            config=ModelConfig(
-                max_batch_size=config["max_batch_size"],
-                batcher=DynamicBatcher(max_queue_delay_microseconds=delay),
-            ),
-            strict=True,
-        )
+        for config, infer in models:
+            triton.bind(
+                model_name=config["name"],
+                infer_func=infer,
+                inputs=[Tensor(name=t["name"], dtype=dtypes[t["data_type"]], shape=tuple(t["dims"])) for t in config["inputs"]],
+                outputs=[Tensor(name=t["name"], dtype=dtypes[t["data_type"]], shape=tuple(t["dims"])) for t in config["outputs"]],
+                config=ModelConfig(
+                    max_batch_size=config["max_batch_size"],
+                    batcher=DynamicBatcher(max_queue_delay_microseconds=queue_delay(config)),
+                ),
+                strict=True,
+            )
         triton.run()
+        first = models[0][0]
         print(
             json.dumps(
                 {
                     "ready": True,
-                    "model": config["name"],
+                    "model": first["name"],
+                    "models": [c["name"] for c, _ in models],
                     "grpc_port": args.grpc_port,
                     "http_port": args.http_port,
-                    "max_batch_size": config["max_batch_size"],
-                    "max_queue_delay_us": delay,
+                    "max_batch_size": first["max_batch_size"],
+                    "max_queue_delay_us": queue_delay(first),
                     "onnxruntime": ort.__version__,
                 }
             ),

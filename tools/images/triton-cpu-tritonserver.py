@@ -6,9 +6,10 @@ Takes the command line the operator gives Triton pods (src/operator/desired/trit
                  --http-port=8000 --grpc-port=8001 --metrics-port=8002
                  --exit-on-error=true --strict-readiness=true
 and runs the real tritonserver of nvidia-pytriton through /opt/triton/pytriton_server.py
-(the test suite's PyTriton server) with the same model repository, ports and model. It
-serves exactly one model, fixed at start, from a local directory; any flag or value it
-cannot honour ends it at once with a message naming the flag, never silently ignored.
+(the test suite's PyTriton server) with the same model repository, ports and models. It
+serves the --load-model models (explicit mode, each model's newest version) or the
+repository's only one (none mode), fixed at start, from a local directory; any flag or value
+it cannot honour ends it at once with a message naming the flag, never silently ignored.
 """
 
 import argparse
@@ -46,19 +47,19 @@ def port(value):
     return n
 
 
-def served_model(args):
-    """The one model to serve: the --load-model of explicit mode, the repository's only one in none mode."""
+def served_models(args):
+    """The models to serve: the --load-model list of explicit mode, the repository's only one in none mode."""
     repo = args.model_repository
     if args.model_control_mode == "explicit":
-        if len(args.load_model) != 1:
-            raise Refusal(f"--model-control-mode=explicit: this image serves exactly one model, given {len(args.load_model)} --load-model")
-        return args.load_model[0]
+        if not args.load_model:
+            raise Refusal("--model-control-mode=explicit: name the models to serve with --load-model")
+        return list(dict.fromkeys(args.load_model))
     if args.load_model:
         raise Refusal("--load-model is only for --model-control-mode=explicit")
     models = sorted(d for d in os.listdir(repo) if os.path.isfile(os.path.join(repo, d, "config.pbtxt")))
     if len(models) != 1:
         raise Refusal(f"--model-control-mode=none: this image serves exactly one model, {repo} holds {len(models)}")
-    return models[0]
+    return models
 
 
 def main(argv):
@@ -92,9 +93,10 @@ def main(argv):
             raise Refusal(f"--model-repository={repo}: only a local directory (a mounted volume) is served here, not remote storage")
         if not os.path.isdir(repo):
             raise Refusal(f"--model-repository={repo}: no such directory")
-        model = served_model(args)
-        if not os.path.isfile(os.path.join(repo, model, "config.pbtxt")):
-            raise Refusal(f"--load-model={model}: no {os.path.join(repo, model, 'config.pbtxt')}")
+        models = served_models(args)
+        for model in models:
+            if not os.path.isfile(os.path.join(repo, model, "config.pbtxt")):
+                raise Refusal(f"--load-model={model}: no {os.path.join(repo, model, 'config.pbtxt')}")
     except (Refusal, ValueError, OSError) as e:
         print(f"tritonserver (recognition-triton-cpu): {e}", file=sys.stderr)
         return 2
@@ -112,7 +114,7 @@ def main(argv):
     command = [
         sys.executable, SERVER,
         "--model-repository", repo,
-        "--model", model,
+        *[arg for model in models for arg in ("--model", model)],
         "--host", args.http_address,
         "--http-port", str(args.http_port),
         "--grpc-port", str(args.grpc_port),
