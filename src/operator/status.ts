@@ -20,7 +20,7 @@ import { canaryModel, stableModel } from './desired/rollout.js';
 /** The parts of a Deployment the status reads. */
 export interface ObservedDeployment {
   metadata: { name: string; generation?: number; annotations?: Record<string, string> };
-  spec?: { replicas?: number };
+  spec?: { replicas?: number; template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } };
   status?: {
     observedGeneration?: number;
     replicas?: number;

@@ -76,13 +76,16 @@ async function call(base: string, path: string, init: { method: 'GET' | 'POST'; 
   }
 }
 
-/** The versions of `model` in state READY on the Triton at `base` (http://host:port). */
-export async function readyVersions(base: string, model: string): Promise<string[]> {
+/** Every model's versions in state READY on the Triton at `base` (http://host:port). */
+export async function readyVersions(base: string): Promise<Map<string, string[]>> {
   const index = await call(base, '/v2/repository/index', { method: 'POST', body: '{}', timeoutMs: READ_TIMEOUT_MS });
   if (!Array.isArray(index)) throw new TritonRepositoryError('POST /v2/repository/index: the answer is not a list');
-  return (index as Array<{ name?: unknown; version?: unknown; state?: unknown }>)
-    .filter((e) => e.name === model && e.state === 'READY' && typeof e.version === 'string')
-    .map((e) => e.version as string);
+  const ready = new Map<string, string[]>();
+  for (const e of index as Array<{ name?: unknown; version?: unknown; state?: unknown }>) {
+    if (typeof e.name !== 'string' || typeof e.version !== 'string' || e.state !== 'READY') continue;
+    ready.set(e.name, [...(ready.get(e.name) ?? []), e.version]);
+  }
+  return ready;
 }
 
 /**

@@ -178,6 +178,8 @@ describe('namespaced install and admission policy against a real kube-apiserver'
     assert.equal(ready.code, 403);
     assert.match(ready.message, /may change only the condition cv.recognition.io\/versions-loaded/);
     assert.equal((await refusal(setStatus('vision-triton-x', { status: { phase: 'Failed' } }))).code, 403);
+    // Labels through pods/status: the pod would leave its ReplicaSet's selector.
+    assert.equal((await refusal(setStatus('vision-triton-x', { metadata: { labels: { 'app.kubernetes.io/instance': 'other' } } }))).code, 403);
     // Other users are not the policy's concern.
     await adminCore.patchNamespacedPodStatus({ name: 'someone-elses-pod', namespace: WATCHED, body: condition('cv.recognition.io/versions-loaded') }, strategic);
   });

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { servedVersions, gatesReadiness, managesTriton, versionsToLoad } from '../../src/operator/desired/versions.js';
+import { askedVersions, gatesReadiness, liveStable, managesTriton, servedVersions, versionsToLoad } from '../../src/operator/desired/versions.js';
 import { tritonNetworkPolicy } from '../../src/operator/desired/policies.js';
 import { apiSettled, DESIRED_HASH_ANNOTATION, gateOf } from '../../src/operator/controllers/recognitionservice-reconciler.js';
 import { operatorPeer } from '../../src/cli/commands/operator.js';
@@ -110,18 +110,42 @@ test('the API pods are settled on the spec once the Deployment carries its hash,
   assert.equal(apiSettled(dep(), 'h1', [pod(), pod(true)]), false, 'a pod still draining');
 });
 
-test("a Triton pod's readiness gate: ready once the stable version is loaded, kept while any version is, gone with the model", () => {
+test("a Triton pod's readiness gate: ready once the stable version is loaded, kept while it has what the API pods ask for", () => {
   const stable = { name: 'shop', version: '4' };
+  const live = { name: 'shop', version: '3' };
   const pod = (gate?: 'True' | 'False'): ObservedPod => ({
     metadata: { name: 'vision-triton-0' },
     status: { conditions: gate ? [{ type: 'cv.recognition.io/versions-loaded', status: gate }] : [] },
   });
-  assert.deepEqual(gateOf(pod(), stable, ['3', '4']), { status: 'True', reason: 'VersionsLoaded', message: 'shop version 4 is loaded' });
-  // A new pod with config.pbtxt's newest: not ready until 4 is there.
-  assert.deepEqual(gateOf(pod(), stable, ['5']), { status: 'False', reason: 'StableVersionNotLoaded', message: 'shop version 4 is not loaded (loaded: 5)' });
-  assert.equal(gateOf(pod('False'), stable, ['3']).status, 'False');
-  // A ready pod while 4 cannot be loaded anywhere: the API pods still ask for 3, it stays.
-  assert.deepEqual(gateOf(pod('True'), stable, ['3']), { status: 'True', reason: 'PreviousVersionLoaded', message: 'shop version 4 is not loaded yet (loaded: 3)' });
-  // The model gone from a ready pod: out of the Service.
-  assert.deepEqual(gateOf(pod('True'), stable, []), { status: 'False', reason: 'StableVersionNotLoaded', message: 'shop version 4 is not loaded (no version loaded)' });
+  const ready = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
+  assert.deepEqual(gateOf(pod(), stable, ready({ shop: ['3', '4'] }), live), { status: 'True', reason: 'VersionsLoaded', message: 'shop version 4 is loaded' });
+  // A new pod with config.pbtxt's newest: not ready until 4 is there, whatever the API pods ask for.
+  assert.deepEqual(gateOf(pod(), stable, ready({ shop: ['3'] }), live), { status: 'False', reason: 'StableVersionNotLoaded', message: 'shop version 4 is not loaded (loaded: 3)' });
+  assert.equal(gateOf(pod('False'), stable, ready({ shop: ['3'] }), live).status, 'False');
+  // A ready pod while 4 cannot be loaded anywhere: the running API pods still ask for 3, it stays.
+  assert.deepEqual(gateOf(pod('True'), stable, ready({ shop: ['3'] }), live), {
+    status: 'True',
+    reason: 'PreviousVersionLoaded',
+    message: 'shop version 4 is not loaded yet; shop version 3, which the API pods ask for, is',
+  });
+  // A new stable *model* that loads nowhere: the API pods still ask for the old model, which is there.
+  assert.equal(gateOf(pod('True'), { name: 'shop-v2', version: '1' }, ready({ shop: ['3'] }), live).reason, 'PreviousVersionLoaded');
+  // The model gone, or (after a container restart) only versions nobody asks for: out of the Service.
+  assert.deepEqual(gateOf(pod('True'), stable, ready({}), live), { status: 'False', reason: 'StableVersionNotLoaded', message: 'shop version 4 is not loaded (no version of shop loaded)' });
+  assert.equal(gateOf(pod('True'), stable, ready({ shop: ['5'] }), live).status, 'False');
+  assert.equal(gateOf(pod('True'), stable, ready({ shop: ['3'] })).status, 'False', 'no running API pods to keep it for');
+});
+
+test('what the API pods of a spec ask for, and what the running ones do', () => {
+  const asked = (rs: ReturnType<typeof resource>) => Object.fromEntries(askedVersions(rs));
+  assert.deepEqual(asked(resource({ modelVersion: '3' })), { centernet: ['3'] });
+  assert.deepEqual(asked(resource({ modelVersion: '3' }, { modelVersion: '4', weight: 10 })), { centernet: ['3', '4'] });
+  // A canary at weight 0 (aborted by analysis, or by hand) takes no requests: never held back for it.
+  assert.deepEqual(asked(resource({ modelVersion: '3' }, { modelVersion: '4', weight: 0 })), { centernet: ['3'] });
+  assert.deepEqual(asked(resource({ modelVersion: '3' }, { weight: 10 })), {}, 'a model left to its config.pbtxt');
+  const dep = (env: Array<{ name: string; value?: string }>): ObservedDeployment => ({ metadata: { name: 'vision-api' }, spec: { template: { spec: { containers: [{ name: 'api', env }] } } } });
+  assert.deepEqual(liveStable(dep([{ name: 'TRITON_MODEL_NAME', value: 'shop' }, { name: 'TRITON_MODEL_VERSION', value: '3' }])), { name: 'shop', version: '3' });
+  assert.deepEqual(liveStable(dep([{ name: 'TRITON_MODEL_NAME', value: 'shop' }])), { name: 'shop', version: '' });
+  assert.equal(liveStable(dep([])), undefined);
+  assert.equal(liveStable(undefined), undefined);
 });

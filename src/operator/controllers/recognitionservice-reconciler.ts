@@ -42,7 +42,7 @@ import { computeStatus, sameJson, type ObservedAutoscaler, type ObservedDeployme
 import { afterCheck, checkDueIn, rolloutBefore, windowOf } from '../analysis/progress.js';
 import { readFigures } from '../analysis/prometheus.js';
 import { stableModel, type ModelRef } from '../desired/rollout.js';
-import { gatesReadiness, managesTriton, servedVersions, versionsToLoad, VERSIONS_LOADED_CONDITION } from '../desired/versions.js';
+import { askedVersions, gatesReadiness, liveStable, managesTriton, servedVersions, versionsToLoad, VERSIONS_LOADED_CONDITION } from '../desired/versions.js';
 import { loadVersions, readyVersions } from '../triton-repository.js';
 import type { RolloutStatus } from '../api/types.js';
 
@@ -120,18 +120,20 @@ function statusReason(failures: Failure[]): string | undefined {
 }
 
 /**
- * A Triton pod's readiness gate, from the stable model's versions ready there: True once the
- * spec's stable version is. A pod that was never ready waits for it (it started with
- * config.pbtxt's versions). A ready pod stays ready while it has any version of the model:
- * a new stable version that fails to load everywhere must not take every pod out of the
- * Service while the API pods still ask for the old one (they are not given the new one until
- * it loads). It leaves only when the model is gone from it.
+ * A Triton pod's readiness gate, from what Triton says is ready there: True once the spec's
+ * stable version is. A pod that was never ready waits for it (it started with
+ * config.pbtxt's versions). A ready pod stays ready while it has the version the running API
+ * pods ask for (`live`): a new stable version, or model, that fails to load everywhere must
+ * not take every pod out of the Service while the API pods still ask for the old one (they
+ * are not given the new one until it loads). It leaves once it has neither.
  */
-export function gateOf(pod: ObservedPod, stable: ModelRef, have: readonly string[]): { status: 'True' | 'False'; reason: string; message: string } {
-  if (have.includes(stable.version)) return { status: 'True', reason: 'VersionsLoaded', message: `${stable.name} version ${stable.version} is loaded` };
-  const ready = condition(pod, VERSIONS_LOADED_CONDITION) === 'True';
-  const loaded = have.length > 0 ? `loaded: ${have.join(', ')}` : 'no version loaded';
-  if (ready && have.length > 0) return { status: 'True', reason: 'PreviousVersionLoaded', message: `${stable.name} version ${stable.version} is not loaded yet (${loaded})` };
+export function gateOf(pod: ObservedPod, stable: ModelRef, ready: ReadonlyMap<string, readonly string[]>, live?: ModelRef): { status: 'True' | 'False'; reason: string; message: string } {
+  const has = (m: ModelRef) => (ready.get(m.name) ?? []).includes(m.version);
+  if (has(stable)) return { status: 'True', reason: 'VersionsLoaded', message: `${stable.name} version ${stable.version} is loaded` };
+  const loaded = ready.get(stable.name)?.length ? `loaded: ${ready.get(stable.name)!.join(', ')}` : `no version of ${stable.name} loaded`;
+  if (condition(pod, VERSIONS_LOADED_CONDITION) === 'True' && live && live.version !== '' && has(live)) {
+    return { status: 'True', reason: 'PreviousVersionLoaded', message: `${stable.name} version ${stable.version} is not loaded yet; ${live.name} version ${live.version}, which the API pods ask for, is` };
+  }
   return { status: 'False', reason: 'StableVersionNotLoaded', message: `${stable.name} version ${stable.version} is not loaded (${loaded})` };
 }
 
@@ -357,61 +359,71 @@ export class RecognitionServiceReconciler {
    * (desired/versions.ts): added at once, dropped only once every API pod runs the settings of
    * `apiDeployment` (an old pod may ask for a version the spec just dropped). Then each pod's
    * readiness gate (gateOf). Pods are handled in parallel; a failure is reported on the
-   * resource and retried, the other pods go on. False: a pod has not loaded what the API pods
-   * are to be given, so they are not given it yet.
+   * resource and retried, the other pods go on. False: a pod Triton answered for lacks a
+   * version the API pods are to ask for (askedVersions), so they are not given it yet. A pod
+   * that does not answer holds nothing back: a rollback must never wait for it.
    */
   private async loadTritonVersions(rs: RecognitionService, apiDeployment: KubeObject, failures: Failure[]): Promise<boolean> {
     const defaulted = withDefaults(rs);
     if (!managesTriton(defaulted)) return true;
     const served = servedVersions(defaulted);
+    const asked = askedVersions(defaulted);
     const { namespace, name } = rs.metadata;
     const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name);
     const ofComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
-    const settled = apiSettled(this.caches.getDeployment(namespace, childName(rs, 'api')), desiredHash(apiDeployment), ofComponent('api'));
+    const live = this.caches.getDeployment(namespace, childName(rs, 'api'));
+    const settled = apiSettled(live, desiredHash(apiDeployment), ofComponent('api'));
     const stable = stableModel(defaulted);
     const gated = gatesReadiness(defaulted);
     const timeoutMs = defaulted.spec.triton.startupTimeoutSeconds * 1000;
     // Only pods Triton's Deployment runs on the pod network: never a hostNetwork pod, whose
     // address is its node's, and always Triton's own port, whatever a pod declares.
     const reachable = ofComponent('triton').filter((p) => !p.metadata.deletionTimestamp && !p.spec?.hostNetwork && p.status?.podIP && condition(p, 'ContainersReady') === 'True');
-    const loaded = await Promise.all(
+    const ok = await Promise.all(
       reachable.map(async (pod) => {
         const base = `http://${formatHost(pod.status!.podIP!)}:${TRITON_HTTP_PORT}`;
         const problems: string[] = [];
-        // The stable model's ready versions, known only from Triton's answer.
-        let stableHave: string[] | undefined;
-        for (const model of new Set([...served.keys(), ...(gated ? [stable.name] : [])])) {
+        // What Triton says is ready there; unknown when it does not answer.
+        let ready: Map<string, string[]> | undefined;
+        const read = async () => {
           try {
-            let have = await readyVersions(base, model);
-            if (model === stable.name) stableHave = have;
-            const load = served.has(model) ? versionsToLoad(have, served.get(model)!, settled) : undefined;
-            if (!load) continue;
-            const had = have;
-            await loadVersions(base, model, load, timeoutMs);
-            // Triton answers 200 for a policy naming a version its repository lacks: asked again.
-            have = await readyVersions(base, model);
-            if (model === stable.name) stableHave = have;
-            const missing = load.filter((v) => !have.includes(v));
-            if (missing.length > 0) problems.push(`${model} version ${missing.join(', ')} not ready after loading (not in the model repository, or failed to load: Triton's log)`);
-            else this.opts.events?.record(rs, 'Normal', 'TritonVersionsLoaded', 'Load', `Triton pod ${pod.metadata.name}: ${model} serves versions ${load.join(', ')} (had ${had.join(', ') || 'none'})`);
+            ready = await readyVersions(base);
           } catch (err) {
             problems.push((err as Error).message);
           }
+        };
+        await read();
+        for (const [model, versions] of served) {
+          const had = ready?.get(model) ?? [];
+          const load = ready && versionsToLoad(had, versions, settled);
+          if (!load) continue;
+          try {
+            await loadVersions(base, model, load, timeoutMs);
+          } catch (err) {
+            problems.push((err as Error).message);
+          }
+          // Asked again: Triton answers 200 for a policy naming a version its repository lacks.
+          await read();
+          const missing = load.filter((v) => !(ready?.get(model) ?? []).includes(v));
+          if (missing.length > 0) problems.push(`${model} version ${missing.join(', ')} not ready after loading (not in the model repository, or failed to load: Triton's log)`);
+          else this.opts.events?.record(rs, 'Normal', 'TritonVersionsLoaded', 'Load', `Triton pod ${pod.metadata.name}: ${model} serves versions ${load.join(', ')} (had ${had.join(', ') || 'none'})`);
         }
+        const lacking = ready ? [...asked].flatMap(([model, versions]) => versions.filter((v) => !(ready!.get(model) ?? []).includes(v)).map((v) => `${model} version ${v}`)) : [];
         try {
-          const gate = gated && stableHave ? gateOf(pod, stable, stableHave) : undefined;
-          if (gate) await this.setVersionsGate(pod, namespace, gate);
+          if (gated && ready) await this.setVersionsGate(pod, namespace, gateOf(pod, stable, ready, liveStable(live)));
         } catch (err) {
           problems.push(`its readiness gate: ${describeError(err)}`);
         }
-        if (problems.length === 0) return true;
-        const message = `Triton pod ${pod.metadata.name}: ${problems.join('; ')}; the API pods keep their settings until it has loaded the spec's versions`;
-        failures.push({ message, reason: 'TritonLoadFailed' });
-        this.opts.events?.record(rs, 'Warning', 'TritonLoadFailed', 'Load', message);
-        return false;
+        if (problems.length > 0 || lacking.length > 0) {
+          const held = lacking.length > 0 ? `; the API pods keep their settings until it has ${lacking.join(', ')}` : '';
+          const message = `Triton pod ${pod.metadata.name}: ${[...new Set(problems)].join('; ') || 'not loaded'}${held}`;
+          failures.push({ message, reason: 'TritonLoadFailed' });
+          this.opts.events?.record(rs, 'Warning', 'TritonLoadFailed', 'Load', message);
+        }
+        return lacking.length === 0;
       }),
     );
-    return loaded.every(Boolean);
+    return ok.every(Boolean);
   }
 
   /** The pod's readiness-gate condition, written when its status or message changes (the transition time kept while the status stays). */

@@ -10,8 +10,10 @@
  * Pure functions of the RecognitionService: what to keep loaded, what one pod must load
  * next, and the readiness gate that keeps a new pod out of the Service until its versions are.
  */
+import { SETTINGS } from '../../settings.js';
 import type { RecognitionService } from '../api/types.js';
-import { canaryModel, stableModel } from './rollout.js';
+import type { ObservedDeployment } from '../status.js';
+import { canaryModel, stableModel, type ModelRef } from './rollout.js';
 
 /**
  * The pod condition the operator sets once a Triton pod has loaded the stable version: a
@@ -66,4 +68,25 @@ export function versionsToLoad(ready: readonly string[], served: readonly string
 
 function byVersion(a: string, b: string): number {
   return Number(a) - Number(b) || a.localeCompare(b);
+}
+
+/**
+ * The versions of the served models that the API pods of this spec ask for: the stable one,
+ * and the canary's while it takes requests (a weight above 0). A Triton pod lacking one is
+ * not ready for the API pods to be given this spec (the reconciler holds them back).
+ */
+export function askedVersions(rs: RecognitionService): Map<string, string[]> {
+  const served = servedVersions(rs);
+  const canary = rs.spec.canary ? canaryModel(rs) : undefined;
+  const sides = [stableModel(rs), ...(canary && canary.weight > 0 ? [canary] : [])];
+  const asked = new Map<string, string[]>();
+  for (const side of sides) if (served.has(side.name)) asked.set(side.name, [...(asked.get(side.name) ?? []), side.version]);
+  return asked;
+}
+
+/** The stable model the running API pods ask for: their Deployment's TRITON_MODEL_NAME and TRITON_MODEL_VERSION ('' : the newest). */
+export function liveStable(dep: ObservedDeployment | undefined): ModelRef | undefined {
+  const env = dep?.spec?.template?.spec?.containers?.find((c) => c.name === 'api')?.env;
+  const name = env?.find((e) => e.name === SETTINGS.tritonModelName.env)?.value;
+  return name ? { name, version: env?.find((e) => e.name === SETTINGS.tritonModelVersion.env)?.value ?? '' } : undefined;
 }

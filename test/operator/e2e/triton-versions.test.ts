@@ -300,11 +300,11 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
     await settle(await apiDeployment());
     await patchRs({ spec: { triton: { modelVersion: '9' } } });
     const degraded = await degradedWith(/version 9 not ready/);
-    assert.match(degraded.message, /the API pods keep their settings/);
+    assert.match(degraded.message, /the API pods keep their settings until it has versioned version 9/);
     const held = await gate();
     assert.equal(held?.status, 'True', 'not taken out of the Service for a version no pod has');
     assert.equal(held?.reason, 'PreviousVersionLoaded');
-    assert.match(held?.message ?? '', /versioned version 9 is not loaded yet \(loaded: 2\)/);
+    assert.match(held?.message ?? '', /versioned version 9 is not loaded yet; versioned version 2, which the API pods ask for, is/);
     assert.deepEqual(versionsOf(await apiDeployment()), ['2'], 'the API pods still ask for 2');
     assert.deepEqual(await index(), ['2']);
     // Back to 2: ready on it again.
