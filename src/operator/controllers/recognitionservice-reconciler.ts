@@ -281,9 +281,8 @@ export class RecognitionServiceReconciler {
         if (hpa && controlledBy(hpa, rs)) autoscalers[c] = hpa as unknown as ObservedAutoscaler;
       }
     }
-    const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name && !p.metadata.deletionTimestamp);
     const now = this.now();
-    const byComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
+    const byComponent = (c: Component) => this.podsOf(rs, c).filter((p) => !p.metadata.deletionTimestamp);
     const status = computeStatus(
       rs,
       {
@@ -368,17 +367,15 @@ export class RecognitionServiceReconciler {
     if (!managesTriton(defaulted)) return true;
     const served = servedVersions(defaulted);
     const asked = askedVersions(defaulted);
-    const { namespace, name } = rs.metadata;
-    const pods = this.caches.listPods(namespace).filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === name);
-    const ofComponent = (c: Component) => pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === c);
+    const { namespace } = rs.metadata;
     const live = this.caches.getDeployment(namespace, childName(rs, 'api'));
-    const settled = apiSettled(live, desiredHash(apiDeployment), ofComponent('api'));
+    const settled = apiSettled(live, desiredHash(apiDeployment), this.podsOf(rs, 'api'));
     const stable = stableModel(defaulted);
     const gated = gatesReadiness(defaulted);
     const timeoutMs = defaulted.spec.triton.startupTimeoutSeconds * 1000;
     // Only pods Triton's Deployment runs on the pod network: never a hostNetwork pod, whose
     // address is its node's, and always Triton's own port, whatever a pod declares.
-    const reachable = ofComponent('triton').filter((p) => !p.metadata.deletionTimestamp && !p.spec?.hostNetwork && p.status?.podIP && condition(p, 'ContainersReady') === 'True');
+    const reachable = this.podsOf(rs, 'triton').filter((p) => !p.metadata.deletionTimestamp && !p.spec?.hostNetwork && p.status?.podIP && condition(p, 'ContainersReady') === 'True');
     const ok = await Promise.all(
       reachable.map(async (pod) => {
         const base = `http://${formatHost(pod.status!.podIP!)}:${TRITON_HTTP_PORT}`;
@@ -424,6 +421,13 @@ export class RecognitionServiceReconciler {
       }),
     );
     return ok.every(Boolean);
+  }
+
+  /** The resource's pods of one component, from the cache, terminating ones included. */
+  private podsOf(rs: RecognitionService, component: Component): ObservedPod[] {
+    return this.caches
+      .listPods(rs.metadata.namespace)
+      .filter((p) => p.metadata.labels?.[INSTANCE_LABEL] === rs.metadata.name && p.metadata.labels?.[COMPONENT_LABEL] === component);
   }
 
   /** The pod's readiness-gate condition, written when its status or message changes (the transition time kept while the status stays). */

@@ -71,7 +71,7 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
 
   /** A loopback address of this machine (127.0.0.N) where Triton's port 8000 is free. */
   async function loopbackWithPort8000(): Promise<string> {
-    for (;;) {
+    for (let attempt = 0; attempt < 50; attempt++) {
       const address = `127.0.0.${2 + Math.floor(Math.random() * 250)}`;
       const free = await new Promise<boolean>((resolve) => {
         const server = net.createServer().once('error', () => resolve(false));
@@ -79,6 +79,7 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
       });
       if (free) return address;
     }
+    throw new Error('no loopback address with port 8000 free');
   }
 
   const index = async () =>
@@ -221,12 +222,12 @@ describe('the operator loads the spec\'s versions on a real Triton, and unloads 
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
 
-    const ready = await eventually(async () => ((await gate())?.status === 'True' ? true : undefined), 'the readiness gate set');
-    assert.ok(ready);
+    await eventually(async () => ((await gate())?.status === 'True' ? true : undefined), 'the readiness gate set');
     // Added, not swapped: the API Deployment has no status yet, so nothing is dropped.
     assert.deepEqual(await index(), ['1', '3']);
     assert.match((await gate())!.message ?? '', /versioned version 1 is loaded/);
-    assert.ok((await events('TritonVersionsLoaded')).some((e) => /vision-triton-0: versioned serves versions 1, 3 \(had 3\)/.test(e.note ?? '')));
+    // Events are written without waiting for them: looked for, not read once.
+    await eventually(async () => (await events('TritonVersionsLoaded')).some((e) => /vision-triton-0: versioned serves versions 1, 3 \(had 3\)/.test(e.note ?? '')), 'the TritonVersionsLoaded event');
 
     // The API pods, from now on.
     const d = await apiPodsGiven(['1']);
