@@ -19,9 +19,8 @@
  * ends' and the v2 server's CPU time comes from the OS (/proc/<pid>/stat) before and after
  * each turn. Medians and ranges over the rounds are printed, with requests/s; no verdict.
  */
-import { execFile, fork, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { readdirSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,10 +33,14 @@ import { REPO_ROOT } from '../test/helpers/fixtures.js';
 import { createTestDatabase, TEST_REDIS_URL } from '../test/helpers/services.js';
 import type { RoundResult } from './tier/load-generator.js';
 import { tierPhotos, type Photo } from './tier/photos.js';
-import { commandCpuMs, getJson, listening, processCpuMs, startChild, type Child } from './tier/processes.js';
+import { commandCpuMs, getJson, listening, processCpuMs, startChild, threadCpuMs, type Child } from './tier/processes.js';
+import { componentLines, profileArgs, profileShares } from './tier/profile-components.js';
+import { forkLoadGenerator, startShippedApi } from './tier/shipped-api.js';
 import { freePort } from '../test/helpers/local-server.js';
 
 const ROUNDS = Number(process.env.BENCH_TIER_ROUNDS ?? 3);
+/** BENCH_PROFILE=1: the API writes a CPU profile, and its CPU per request is split by component. */
+const PROFILE = process.env.BENCH_PROFILE === '1';
 const ROUND_MS = Number(process.env.BENCH_TIER_ROUND_MS ?? 15_000);
 const WARMUP_MS = Number(process.env.BENCH_TIER_WARMUP_MS ?? 3_000);
 const CALLERS = Number(process.env.BENCH_TIER_CALLERS ?? 4);
@@ -53,24 +56,6 @@ interface ModelMetadata {
   name: string;
   versions?: string[];
   inputs: Array<{ name: string; datatype: string; shape: number[] }>;
-}
-
-/**
- * The API as shipped, through `recog serve` (the same runServer(loadConfig()) as
- * `npm start`'s dist/server.js): the compiled CLI when dist/ is at least as new as the
- * sources, else the sources through tsx.
- */
-function apiCommand(): { args: string[]; label: string } {
-  const source = { args: ['--import', 'tsx', 'src/cli/main.ts', 'serve'], label: 'recog serve from src/ through tsx' };
-  try {
-    const built = statSync(path.join(REPO_ROOT, 'dist/cli/main.js')).mtimeMs;
-    const src = path.join(REPO_ROOT, 'src');
-    const newest = Math.max(...readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => statSync(path.join(src, f)).mtimeMs));
-    if (built >= newest) return { args: ['bin/recog.js', 'serve'], label: 'recog serve, compiled (bin/recog.js → dist/, what npm start runs)' };
-    return { ...source, label: `${source.label} (dist/ is older than src/; npm start would rebuild it first)` };
-  } catch {
-    return { ...source, label: `${source.label} (no dist/; npm start would build it first)` };
-  }
 }
 
 /** PostgreSQL and Redis of scripts/services.sh when they answer (a fresh database), else the embedded defaults. */
@@ -92,23 +77,6 @@ async function databaseSettings(): Promise<{ env: Record<string, string>; label:
   return { env: { DATABASE_URL: '', REDIS_URL: '' }, label: "embedded PostgreSQL under DATA_DIR and the in-process limiter (npm start's defaults)", drop: async () => {} };
 }
 
-/** The forked load generator, driven by messages (one at a time: each is answered before the next is sent). */
-async function loadGenerator(photos: Photo[]): Promise<{ child: ChildProcess; ask<T>(message: object): Promise<T> }> {
-  const child = fork(path.join(here, 'tier/load-generator.ts'), [], { cwd: REPO_ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ask = <T>(message: object): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const onExit = (code: number | null): void => reject(new Error(`the load generator exited (${code})`));
-      child.once('exit', onExit);
-      child.once('message', (m) => {
-        child.off('exit', onExit);
-        resolve(m as T);
-      });
-      child.send(message);
-    });
-  await ask({ type: 'setup', photos: photos.map((p) => p.file), callers: CALLERS });
-  return { child, ask };
-}
-
 interface FrontTurn {
   rate: number;
   /** CPU ms per request: the front end's process, the v2 server's, the load generator's, PostgreSQL's and Redis's. */
@@ -117,6 +85,8 @@ interface FrontTurn {
   generator: number;
   postgres: number;
   redis: number;
+  /** The front end's CPU ms per request by thread kind (/proc/<pid>/task). */
+  threads: Map<string, number>;
 }
 
 /** Runs the decode floor over the photo set `FLOOR_PASSES` times; this process's CPU ms per photo. */
@@ -175,37 +145,15 @@ export async function run(): Promise<void> {
     // 2. The API, as its own process, on that server.
     const db = await databaseSettings();
     cleanups.push(() => db.drop());
-    const dataDir = path.join(work, 'data');
-    const apiPort = await freePort();
-    const apiEnv: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...db.env,
-      TRITON_URL: `127.0.0.1:${ports.grpc}`,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      MODEL_REPOSITORY: config.modelRepository,
-    };
-    await mkdir(dataDir);
-    // The embedded PostgreSQL may run as another user (as root: `postgres`): it must reach DATA_DIR.
-    await chmod(work, 0o711);
-    await chmod(dataDir, 0o755);
-    const command = apiCommand();
-    // Node flags for the API process alone (a GC setting under trial, --cpu-prof), named in the output.
-    const apiNodeArgs = (process.env.BENCH_TIER_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    command.args.unshift(...apiNodeArgs);
-    if (apiNodeArgs.length > 0) command.label += ` with node ${apiNodeArgs.join(' ')} (BENCH_TIER_API_NODE_ARGS)`;
-    // Ready once /readyz says every dependency answers (the model on the v2 server included).
-    const api = await startChild('the API', process.execPath, command.args, { cwd: REPO_ROOT, env: apiEnv }, (): Promise<true | undefined> =>
-      getJson(`http://127.0.0.1:${apiPort}/readyz`).then((r) => (r ? true : undefined)),
+    const profileDir = path.join(work, 'profile');
+    const api = await startShippedApi(
+      work,
+      { ...db.env, TRITON_URL: `127.0.0.1:${ports.grpc}`, MODEL_REPOSITORY: config.modelRepository },
+      'BENCH_TIER_API_NODE_ARGS',
+      PROFILE ? profileArgs(profileDir) : [],
     );
     // Stopped before the database is dropped (cleanups run last first).
     cleanups.push(() => api.child.stop(30_000));
-    const cli = async (args: string[]): Promise<Record<string, unknown>> =>
-      JSON.parse((await run$(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--json'], { cwd: REPO_ROOT, env: apiEnv })).stdout) as Record<string, unknown>;
-    const orgName = `tier-bench-${process.pid}-${Date.now()}`;
-    await cli(['orgs', 'create', orgName]);
-    const key = (await cli(['keys', 'create', '--org', orgName, '--name', 'tier-bench', '--rate-limit', '1000000', '--quota', '100000000'])).key as string;
 
     // 3. The Python front end, when its environment builds.
     let python: { child: Child; port: number } | undefined;
@@ -227,18 +175,17 @@ export async function run(): Promise<void> {
     }
 
     // 4. The load generator.
-    const generator = await loadGenerator(photos);
-    cleanups.push(async () => {
-      if (generator.child.connected) generator.child.disconnect();
-    });
+    const generator = await forkLoadGenerator(photos.map((p) => p.file), CALLERS);
+    cleanups.push(async () => generator.close());
     const fronts = {
-      api: { child: api.child, url: `http://127.0.0.1:${apiPort}/v1/cv/requests/sync`, key },
+      api: { child: api.child, url: api.url, key: api.key },
       ...(python && { python: { child: python.child, url: `http://127.0.0.1:${python.port}/v1/cv/requests/sync`, key: undefined } }),
     };
     const turn = async (which: keyof typeof fronts, ms: number): Promise<FrontTurn> => {
       const front = fronts[which] as { child: Child; url: string; key?: string };
       await generator.ask({ type: 'target', url: front.url, key: front.key });
       const front0 = processCpuMs(front.child.pid);
+      const threads0 = threadCpuMs(front.child.pid);
       const v20 = processCpuMs(v2.child.pid);
       const pg0 = commandCpuMs('postgres');
       const redis0 = commandCpuMs('redis-server');
@@ -252,6 +199,7 @@ export async function run(): Promise<void> {
         generator: per(r.cpuMs),
         postgres: per(commandCpuMs('postgres') - pg0),
         redis: per(commandCpuMs('redis-server') - redis0),
+        threads: new Map([...threadCpuMs(front.child.pid)].map(([kind, ms]) => [kind, per(ms - (threads0.get(kind) ?? 0))])),
       };
     };
     const { fit, align } = catalog.detector.input;
@@ -275,7 +223,7 @@ export async function run(): Promise<void> {
     const seconds = (Date.now() - started) / 1000;
     const loadAfter = load();
 
-    const of = (turns: FrontTurn[], k: keyof FrontTurn): number[] => turns.map((t) => t[k]);
+    const of = (turns: FrontTurn[], k: Exclude<keyof FrontTurn, 'threads'>): number[] => turns.map((t) => t[k]);
     const apiCpu = median(of(measured.api, 'front'));
     const ratio = (a: number, b: number): string => (Number.isFinite(a / b) && b > 0 ? (a / b).toFixed(2) : '—');
     const rows: Array<[string, string, string]> = [
@@ -298,7 +246,7 @@ export async function run(): Promise<void> {
       `load        ${CALLERS} callers in a separate process, POST /v1/cv/requests/sync {external_id, image_base64}; warm-up ${WARMUP_MS / 1000} s per front end`,
       `rounds      ${ROUNDS} × (API ${ROUND_MS / 1000} s, Python ${ROUND_MS / 1000} s, floor ${FLOOR_PASSES} passes × 2 variants), ${seconds.toFixed(0)} s in all`,
       `v2 server   recog inference-server (own process), model ${metadata.name}, input ${modelInput.name} ${modelInput.datatype} [${modelInput.shape.join(',')}], INFERENCE_THREADS ${process.env.INFERENCE_THREADS ?? 'unset (all cores)'}`,
-      `API         ${command.label}; TRITON_URL to that server; LOG_LEVEL ${process.env.LOG_LEVEL ?? 'info (the default)'}; image store ${process.env.IMAGE_STORE ?? 'local (the default)'} under a temp DATA_DIR`,
+      `API         ${api.label}; TRITON_URL to that server; LOG_LEVEL ${process.env.LOG_LEVEL ?? 'info (the default)'}; image store ${process.env.IMAGE_STORE ?? 'local (the default)'} under a temp DATA_DIR`,
       `            ${db.label}; key made with recog orgs/keys create`,
       `Python      ${python ? 'bench/python-front/app.py: FastAPI + uvicorn (uvloop, httptools; access log at info), Pillow, numpy, tritonclient gRPC; no auth, database, limits or storage' : `skipped: ${pythonSkipped}`}`,
       `floor       in the bench process (process.cpuUsage: every thread, libvips's too), ${FLOOR_IN_FLIGHT} in flight`,
@@ -311,6 +259,20 @@ export async function run(): Promise<void> {
       `API / Python front end       ${python ? ratio(apiCpu, median(of(measured.python, 'front'))) : '—'}   (issue 30 asks ≤ 0.6)`,
       `API cores per GPU at ${apiCpu.toFixed(1)} ms/request: ${[100, 300, 1000].map((n) => `${n} images/s → ${((n * apiCpu) / 1000).toFixed(1)}`).join(', ')}`,
     ];
+    if (PROFILE) {
+      // The profile is written as the API exits.
+      await api.child.stop(30_000);
+      const perRequest = (kind: string): number => median(measured.api.map((t) => t.threads.get(kind) ?? 0));
+      lines.push(
+        '',
+        ...componentLines(profileShares(profileDir, api.setupMs), perRequest('MainThread'), [
+          ['libvips threads (decode, resize)', perRequest('libvips worker')],
+          ["libuv pool (sharp's calls, file system)", perRequest('libuv-worker')],
+          ['V8 helper threads (GC)', perRequest('V8Worker')],
+          ['PostgreSQL processes', median(of(measured.api, 'postgres'))],
+        ]),
+      );
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => process.stderr.write(`tier bench cleanup: ${String(err)}\n`));
