@@ -48,7 +48,7 @@ export class RequestCharging {
   async chargeSync(caller: Caller, draft: RequestDraft): Promise<SyncClaim> {
     const request = { ...draft, id: randomUUID() };
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      const result = await this.deps.requests.charge(this.order(caller, [request], true));
+      const result = await this.deps.requests.charge(this.order(caller, [request], true, request.source === 'base64' ? 'PROCESSING' : 'QUEUED'));
       if (result.outcome === 'charged') return { kind: 'claimed', record: result.records[0] };
       if (result.outcome !== 'existing') throw this.refusal(caller, 1, result);
       const existing = result.record;
@@ -67,22 +67,26 @@ export class RequestCharging {
   async chargeBatch(caller: Caller, drafts: RequestDraft[]): Promise<RequestRecord[]> {
     if (drafts.length === 0) return [];
     const requests = drafts.map((d) => ({ ...d, id: randomUUID() }));
-    const result = await this.deps.requests.charge(this.order(caller, requests, false));
+    const result = await this.deps.requests.charge(this.order(caller, requests, false, 'QUEUED'));
     if (result.outcome === 'charged') return result.records;
     if (result.outcome === 'existing') throw new Error('a batch charge reported an idempotency holder');
     throw this.refusal(caller, requests.length, result);
   }
 
-  private order(caller: Caller, requests: NewRequest[], idempotent: boolean): ChargeOrder {
+  /**
+   * `status` is what CONTRACT.md's lifecycle says at acceptance: QUEUED while an image is
+   * still to be fetched; PROCESSING for an image that came in the body, which has nothing
+   * to wait for before inference (its store write aside), so no separate PROCESSING write
+   * follows: one statement fewer per base64 sync call.
+   */
+  private order(caller: Caller, requests: NewRequest[], idempotent: boolean, status: ChargeOrder['status']): ChargeOrder {
     return {
       keyId: caller.keyId,
       orgId: caller.orgId,
       quota: caller.limits.monthlyQuota,
       month: utcMonth(this.now()),
       idempotent,
-      // Accepted is QUEUED, sync or batch (CONTRACT.md, the lifecycle): the pipeline marks
-      // PROCESSING when the image is handed to inference, not before it is fetched.
-      status: 'QUEUED',
+      status,
       requests,
     };
   }

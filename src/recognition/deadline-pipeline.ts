@@ -129,7 +129,8 @@ export class DeadlinePipeline {
       });
       stage = 'detect';
       if (signal.aborted) return { kind: 'timeout', record: null };
-      // QUEUED → PROCESSING as the image is handed to inference, sync and batch alike. The
+      // QUEUED → PROCESSING as the image is handed to inference (a sync request whose image
+      // came in the body was written PROCESSING at admission: nothing to mark). The
       // write runs alongside the inference rather than before it, so the answer waits for no
       // extra round trip; the ending write waits for it, so it never lands after DONE. If the
       // request ended meanwhile (timed out, swept), the guarded write changes nothing and the

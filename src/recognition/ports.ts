@@ -53,8 +53,8 @@ export interface ChargeOrder {
   /** Sync: claim the (key, external_id) slot of the one request, or report who holds it. */
   idempotent: boolean;
   /**
-   * The status the rows start in. The use case always writes QUEUED (accepted); the
-   * repository also supports PROCESSING (started_at set at once).
+   * The status the rows start in: QUEUED (accepted, an image to fetch), or PROCESSING
+   * (started_at set at once) for a sync request whose image came in the body.
    */
   status: 'QUEUED' | 'PROCESSING';
   requests: NewRequest[];

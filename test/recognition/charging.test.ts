@@ -33,6 +33,15 @@ test('a sync charge is one repository call: claimed, charged, written QUEUED', a
   assert.deepEqual([requests.used, requests.balance], [1, 4]);
 });
 
+test('a sync charge of an image in the body is written PROCESSING, started: it has nothing to fetch', async () => {
+  const { requests, charging } = setup(10, 5);
+  const claim = await charging.chargeSync(caller, draft({ source: 'base64', sourceUrl: null, imageFingerprint: 'sha256:ab' }));
+  assert.equal(claim.kind, 'claimed');
+  assert.equal(claim.record.status, 'PROCESSING');
+  assert.ok(claim.record.startedAt instanceof Date);
+  assert.deepEqual(requests.calls, ['charge']);
+});
+
 test('claim retries when the holder ended ERROR between check and read, then claims', async () => {
   const { requests, charging } = setup();
   requests.scriptedAdmits.push({ outcome: 'existing', record: null }, { outcome: 'existing', record: null });

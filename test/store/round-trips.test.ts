@@ -33,19 +33,16 @@ async function count(key: string, payload: object): Promise<{ status: number; qu
 
 const image = readFixture('camera.png').toString('base64');
 
-// Authenticate (one statement), admit (claim + quota + balance + the row QUEUED, one
-// function call), mark it PROCESSING as inference starts (sent alongside the inference, not
-// waited for before it: test/recognition/deadline-pipeline.test.ts), finish. The lifecycle
-// of CONTRACT.md needs that third write; the answer waits for three round trips in turn, as
-// before. See docs/api.md, "Request path".
-test('a successful sync takes 4 statements (QUEUED, PROCESSING, DONE) and never re-reads its row at the end', async () => {
+// Authenticate (one statement), admit (claim + quota + balance + the row, one function
+// call), finish. An image in the body has nothing to fetch, so admission writes the row
+// PROCESSING and no separate PROCESSING write follows. See docs/api.md, "Request path".
+test('a successful base64 sync takes 3 statements (PROCESSING at admission, DONE) and never re-reads its row at the end', async () => {
   const k: TestKey = await t.newKey({ balance: 100 });
   const res = await count(k.key, { external_id: 'rt-1', image_base64: image });
   assert.equal(res.status, 200);
-  assert.equal(res.queries.length, 4, `${res.queries.length} queries:\n${res.queries.join('\n')}`);
+  assert.equal(res.queries.length, 3, `${res.queries.length} queries:\n${res.queries.join('\n')}`);
   assert.match(res.queries[1], /recognition_admit/);
-  assert.match(res.queries[2], /^update "requests" set "status" = \$1, "started_at" = CURRENT_TIMESTAMP/);
-  assert.match(res.queries[3], /^update "requests" set "status" = \$1, "results" = \$2/);
+  assert.match(res.queries[2], /^update "requests" set "status" = \$1, "results" = \$2/);
   // No read-back after the final write: the ending update returns the row.
   assert.ok(!/^select/i.test(res.queries.at(-1) ?? ''), res.queries.at(-1));
 });
