@@ -40,8 +40,11 @@ const CALLERS = Number(process.env.BENCH_CALLERS ?? 6);
 const IN_FLIGHT = 3;
 /** Which of the tier bench's photos (bench/tier/photos.ts) are sent, by file name; `all` for the five in turn. */
 const PHOTO = process.env.BENCH_API_PHOTO ?? 'small-548x342.jpg';
-/** BENCH_PROFILE=1: the API writes a CPU profile, and its CPU per request is split by component. */
-const PROFILE = process.env.BENCH_PROFILE === '1';
+/**
+ * BENCH_PROFILE=1: the API writes a CPU profile, and its CPU per request is split by
+ * component; BENCH_PROFILE=<directory> also keeps the profile there (for DevTools).
+ */
+const PROFILE = process.env.BENCH_PROFILE ?? '';
 /** Settings cleared for (c), so the API runs on npm start's embedded defaults whatever this shell exports. */
 const CLEARED = ['DATABASE_URL', 'REDIS_URL', 'TRITON_URL'];
 
@@ -123,7 +126,7 @@ export async function run(): Promise<void> {
 
     // (c): the API as shipped, and the load generator.
     const env: Record<string, string> = Object.fromEntries(CLEARED.map((name) => [name, '']));
-    const profileDir = path.join(work, 'profile');
+    const profileDir = PROFILE === '1' ? path.join(work, 'profile') : path.resolve(PROFILE || work);
     const api = await startShippedApi(work, env, 'BENCH_API_NODE_ARGS', PROFILE ? profileArgs(profileDir) : []);
     cleanups.push(() => api.child.stop(30_000));
     const generator = await forkLoadGenerator(

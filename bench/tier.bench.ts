@@ -39,8 +39,11 @@ import { forkLoadGenerator, startShippedApi } from './tier/shipped-api.js';
 import { freePort } from '../test/helpers/local-server.js';
 
 const ROUNDS = Number(process.env.BENCH_TIER_ROUNDS ?? 3);
-/** BENCH_PROFILE=1: the API writes a CPU profile, and its CPU per request is split by component. */
-const PROFILE = process.env.BENCH_PROFILE === '1';
+/**
+ * BENCH_PROFILE=1: the API writes a CPU profile, and its CPU per request is split by
+ * component; BENCH_PROFILE=<directory> also keeps the profile there (for DevTools).
+ */
+const PROFILE = process.env.BENCH_PROFILE ?? '';
 const ROUND_MS = Number(process.env.BENCH_TIER_ROUND_MS ?? 15_000);
 const WARMUP_MS = Number(process.env.BENCH_TIER_WARMUP_MS ?? 3_000);
 const CALLERS = Number(process.env.BENCH_TIER_CALLERS ?? 4);
@@ -145,7 +148,7 @@ export async function run(): Promise<void> {
     // 2. The API, as its own process, on that server.
     const db = await databaseSettings();
     cleanups.push(() => db.drop());
-    const profileDir = path.join(work, 'profile');
+    const profileDir = PROFILE === '1' ? path.join(work, 'profile') : path.resolve(PROFILE || work);
     const api = await startShippedApi(
       work,
       { ...db.env, TRITON_URL: `127.0.0.1:${ports.grpc}`, MODEL_REPOSITORY: config.modelRepository },
