@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { createImageFetcher } from './fetch.js';
 import { LocalImageStore } from './local-store.js';
-import { S3ImageStore, parseS3Location } from './s3-store.js';
+import type { S3ImageStore } from './s3-store.js';
 import { HmacImageUrlSigner, loadOrCreateSecret } from './signed-url.js';
 import type { ImageFetcher, ImageStore, ImageUrlSigner } from './types.js';
 
@@ -36,7 +36,7 @@ export interface ImageIntake {
 /** Images live under <dataDir>/images; the URL secret is IMAGE_URL_SECRET or <dataDir>/image-url-secret. */
 export async function createImageIntake(config: ImageIntakeConfig): Promise<ImageIntake> {
   const secret = config.imageUrlSecret ?? (await loadOrCreateSecret(config.dataDir));
-  const store = createImageStore(config);
+  const store = await createImageStore(config);
   return {
     fetcher: createImageFetcher({
       allowCidrs: config.imageFetchAllowCidrs,
@@ -46,17 +46,22 @@ export async function createImageIntake(config: ImageIntakeConfig): Promise<Imag
     }),
     store,
     signer: new HmacImageUrlSigner({ secret, publicBaseUrl: config.publicBaseUrl, ttlSeconds: config.imageUrlTtlSeconds }),
-    ...(config.imageUrlMode === 'presigned' && store instanceof S3ImageStore
+    ...(config.imageUrlMode === 'presigned' && 'presignGet' in store
       ? { presign: (requestId: string) => store.presignGet(requestId, config.imageUrlTtlSeconds) }
       : {}),
   };
 }
 
-/** IMAGE_STORE: `local` keeps images under <dataDir>/images; `s3://bucket/prefix` in a bucket every replica shares. */
-export function createImageStore(
+/**
+ * IMAGE_STORE: `local` keeps images under <dataDir>/images; `s3://bucket/prefix` in a bucket
+ * every replica shares. The AWS SDK is loaded only for the latter: it is about a tenth of
+ * the API's heap, which every full garbage collection walks (docs/performance.md, issue 30).
+ */
+export async function createImageStore(
   config: Pick<ImageIntakeConfig, 'dataDir' | 'imageStore' | 's3Endpoint' | 's3Region' | 's3ForcePathStyle'> & { s3PublicEndpoint?: string },
-): ImageStore {
+): Promise<LocalImageStore | S3ImageStore> {
   if (config.imageStore === 'local') return new LocalImageStore(path.join(config.dataDir, 'images'));
+  const { S3ImageStore, parseS3Location } = await import('./s3-store.js');
   return new S3ImageStore({
     ...parseS3Location(config.imageStore),
     endpoint: config.s3Endpoint,

@@ -4,7 +4,6 @@
  * the model it describes (`s3://bucket/<repo>/<model>/catalog.json`). The S3 client has its
  * own settings (MODEL_CATALOG_S3_*): the model repository is not the image store.
  */
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
 import { loadCatalog, parseCatalog, type Catalog } from './catalog.js';
 
@@ -37,6 +36,8 @@ export async function readCatalog(config: CatalogConfig): Promise<Catalog> {
   const location = config.modelCatalog;
   if (!isRemoteCatalog(location)) return loadCatalog(location);
   const { bucket, key } = parseS3Object(location);
+  // Loaded only for a catalog in S3: the AWS SDK is a large part of a process's heap.
+  const { GetObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
     region: config.modelCatalogS3Region,
     forcePathStyle: config.modelCatalogS3ForcePathStyle,
