@@ -6,7 +6,7 @@
  * loopback host (a local relay, the test server). Certificates are verified (Node's CAs,
  * plus NODE_EXTRA_CA_CERTS).
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 
 /** A send that gives up after these leaves the inviting admin waiting no longer. */
@@ -91,14 +91,21 @@ export function invitationMessage(m: InvitationMail): { subject: string; text: s
   return { subject, text, html };
 }
 
+/**
+ * nodemailer is loaded with the first e-mail, not at start: it is about 5 MB of heap that
+ * every full garbage collection of the API process would walk (docs/performance.md).
+ */
 export function createSmtpMailer(options: { url: string; from: string }): Mailer {
-  const transport = nodemailer.createTransport(smtpOptions(options.url));
+  let transport: Promise<Transporter<SMTPTransport.SentMessageInfo>> | undefined;
+  const open = (): Promise<Transporter<SMTPTransport.SentMessageInfo>> =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpOptions(options.url))));
   return {
     async sendInvitation(mail) {
       const { subject, text, html } = invitationMessage(mail);
       try {
+        const transporter = await open();
         // No file or URL access: the message is exactly what is composed here.
-        await transport.sendMail({ from: options.from, to: mail.to, subject, text, html, disableFileAccess: true, disableUrlAccess: true });
+        await transporter.sendMail({ from: options.from, to: mail.to, subject, text, html, disableFileAccess: true, disableUrlAccess: true });
       } catch (err) {
         const { code, command, responseCode } = err as { code?: string; command?: string; responseCode?: number };
         const recipientRefused = code === 'EENVELOPE' && command === 'RCPT TO' && responseCode !== undefined && responseCode >= 500;
@@ -106,7 +113,7 @@ export function createSmtpMailer(options: { url: string; from: string }): Mailer
       }
     },
     close() {
-      transport.close();
+      void transport?.then((t) => t.close());
     },
   };
 }
