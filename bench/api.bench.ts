@@ -113,7 +113,7 @@ export async function run(): Promise<void> {
     if (photos.length === 0) throw new Error(`BENCH_API_PHOTO=${PHOTO}: not one of ${all.map((p) => p.name).join(', ')} or all`);
 
     // (a) and (b): the service's detector and its backend, in this process.
-    const backend = createInferenceBackend(config);
+    const backend = await createInferenceBackend(config);
     cleanups.push(() => backend.close());
     await backend.start();
     const detector = new Detector(backend, await loadCatalog(config.modelCatalog), { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });

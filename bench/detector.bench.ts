@@ -49,7 +49,7 @@ async function throughput(task: () => Promise<unknown>, ms: number, inFlight: nu
 export async function run(): Promise<void> {
   const config = loadConfig();
   const catalog = await loadCatalog(config.modelCatalog);
-  const backend = createInferenceBackend(config);
+  const backend = await createInferenceBackend(config);
   await backend.start();
   try {
     const detector = new Detector(backend, catalog, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });

@@ -18,7 +18,7 @@ export async function createDetector(
   decorate: (backend: InferenceBackend) => InferenceBackend = (b) => b,
 ): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
   const catalog = await readCatalog(config);
-  const backend = decorate(createInferenceBackend(config));
+  const backend = decorate(await createInferenceBackend(config));
   try {
     // A backend that failed to start still holds resources (a gRPC channel that keeps reconnecting).
     await backend.start();
@@ -123,7 +123,7 @@ async function startSide(
     return new Detector(started, { ...catalog, model: answeringModel(config, started, catalog) }, options);
   };
   const catalogs = { load: () => (file ? Promise.resolve(file) : readCatalog(config)), refreshable: remote };
-  const backend = new BackgroundStart(decorate(createInferenceBackend(config)), build, catalogs, onError, delays);
+  const backend = new BackgroundStart(decorate(await createInferenceBackend(config)), build, catalogs, onError, delays);
   await backend.start();
   const configured = { name: config.tritonUrl === undefined ? config.modelName : config.tritonModelName, version: config.tritonModelVersion };
   const expected = config.tritonUrl !== undefined ? configured : (file?.model ?? { ...configured, version: '' });

@@ -26,7 +26,7 @@ describe('OnnxRuntimeBackend with the real model', () => {
   let backend: OnnxRuntimeBackend;
 
   before(async () => {
-    backend = createInferenceBackend(testConfig({ INFERENCE_THREADS: '2' })) as OnnxRuntimeBackend;
+    backend = (await createInferenceBackend(testConfig({ INFERENCE_THREADS: '2' }))) as OnnxRuntimeBackend;
     assert.ok(backend instanceof OnnxRuntimeBackend);
     await backend.start();
   });
@@ -155,7 +155,7 @@ describe('OnnxRuntimeBackend lifecycle', () => {
   });
 
   test('a session thread that dies makes the backend UNAVAILABLE, then it is relaunched and serves again', async () => {
-    const b = createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' })) as OnnxRuntimeBackend;
+    const b = (await createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }))) as OnnxRuntimeBackend;
     await b.start();
     try {
       // Stand-in for a crash of an idle thread. (Terminating a thread in the middle of
@@ -173,7 +173,7 @@ describe('OnnxRuntimeBackend lifecycle', () => {
   });
 
   test('close() during the warm-up waits for it, then start() reports the close', async () => {
-    const b = createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }));
+    const b = await createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }));
     const starting = assert.rejects(b.start(), isInferenceError('UNAVAILABLE', /closed while starting/));
     await b.close();
     await starting;
@@ -181,7 +181,7 @@ describe('OnnxRuntimeBackend lifecycle', () => {
   });
 
   test('close() lets the running inference finish, refuses the queued ones, then refuses new calls', async () => {
-    const b = createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }));
+    const b = await createInferenceBackend(testConfig({ INFERENCE_THREADS: '1' }));
     await b.start();
     const running = b.infer([image(10)]);
     const queued = b.infer([image(11)]);
@@ -199,8 +199,8 @@ describe('OnnxRuntimeBackend with dynamic batching (INFERENCE_MAX_BATCH)', () =>
   let batched: OnnxRuntimeBackend;
 
   before(async () => {
-    single = createInferenceBackend(testConfig({ INFERENCE_THREADS: '2' })) as OnnxRuntimeBackend;
-    batched = createInferenceBackend(testConfig({ INFERENCE_THREADS: '2', INFERENCE_MAX_BATCH: '4' })) as OnnxRuntimeBackend;
+    single = (await createInferenceBackend(testConfig({ INFERENCE_THREADS: '2' }))) as OnnxRuntimeBackend;
+    batched = (await createInferenceBackend(testConfig({ INFERENCE_THREADS: '2', INFERENCE_MAX_BATCH: '4' }))) as OnnxRuntimeBackend;
     await single.start();
     await batched.start();
   });

@@ -66,7 +66,7 @@ describe('UINT8 model input', () => {
     for (const model of [U8, F32]) {
       for (const via of ['embedded', 'v2'] as const) {
         const config = testConfig({ MODEL_REPOSITORY: repo, MODEL_NAME: model, INFERENCE_THREADS: '1', ...(via === 'v2' ? { TRITON_URL: server.grpcAddress, TRITON_MODEL_NAME: model } : {}) });
-        const backend = createInferenceBackend(config);
+        const backend = await createInferenceBackend(config);
         backends.push(backend);
         await backend.start();
         const key = `${model} ${via}`;
