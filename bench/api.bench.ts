@@ -28,7 +28,7 @@ import { loadCatalog } from '../src/models/catalog.js';
 import type { RoundResult } from './tier/load-generator.js';
 import { tierPhotos } from './tier/photos.js';
 import { commandCpuMs, processCpuMs, threadCpuMs } from './tier/processes.js';
-import { componentLines, profileArgs, profileShares } from './tier/profile-components.js';
+import { profileArgs, profiledLines } from './tier/profile-components.js';
 import { forkLoadGenerator, startShippedApi } from './tier/shipped-api.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -192,19 +192,12 @@ export async function run(): Promise<void> {
       ),
     ];
     if (PROFILE) {
-      // The profile is written as the API exits.
-      await api.child.stop(30_000);
       const perRequest = (kind: string): number => median(measured.c.map((p) => p.threads.get(kind) ?? 0));
       lines.push(
-        '',
-        ...componentLines(profileShares(profileDir, api.setupMs), perRequest('MainThread'), [
-          ['inference thread and ONNX Runtime pool', perRequest('WorkerThread')],
-          ['libvips threads (decode, resize)', perRequest('libvips worker')],
-          ["libuv pool (sharp's calls, file system)", perRequest('libuv-worker')],
-          ['V8 helper threads (GC)', perRequest('V8Worker')],
+        ...(await profiledLines(api, profileDir, perRequest, [
           ['PostgreSQL processes', median(measured.c.map((p) => p.postgres ?? 0))],
           ['load generator (its own process)', median(measured.c.map((p) => p.generator ?? 0))],
-        ]),
+        ])),
       );
     }
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -34,7 +34,7 @@ import { createTestDatabase, TEST_REDIS_URL } from '../test/helpers/services.js'
 import type { RoundResult } from './tier/load-generator.js';
 import { tierPhotos, type Photo } from './tier/photos.js';
 import { commandCpuMs, getJson, listening, processCpuMs, startChild, threadCpuMs, type Child } from './tier/processes.js';
-import { componentLines, profileArgs, profileShares } from './tier/profile-components.js';
+import { profileArgs, profiledLines } from './tier/profile-components.js';
 import { forkLoadGenerator, startShippedApi } from './tier/shipped-api.js';
 import { freePort } from '../test/helpers/local-server.js';
 
@@ -263,18 +263,8 @@ export async function run(): Promise<void> {
       `API cores per GPU at ${apiCpu.toFixed(1)} ms/request: ${[100, 300, 1000].map((n) => `${n} images/s → ${((n * apiCpu) / 1000).toFixed(1)}`).join(', ')}`,
     ];
     if (PROFILE) {
-      // The profile is written as the API exits.
-      await api.child.stop(30_000);
       const perRequest = (kind: string): number => median(measured.api.map((t) => t.threads.get(kind) ?? 0));
-      lines.push(
-        '',
-        ...componentLines(profileShares(profileDir, api.setupMs), perRequest('MainThread'), [
-          ['libvips threads (decode, resize)', perRequest('libvips worker')],
-          ["libuv pool (sharp's calls, file system)", perRequest('libuv-worker')],
-          ['V8 helper threads (GC)', perRequest('V8Worker')],
-          ['PostgreSQL processes', median(of(measured.api, 'postgres'))],
-        ]),
-      );
+      lines.push(...(await profiledLines(api, profileDir, perRequest, [['PostgreSQL processes', median(of(measured.api, 'postgres'))]])));
     }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -9,6 +9,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { Child } from './processes.js';
 
 interface ProfileNode {
   id: number;
@@ -97,7 +98,7 @@ export function componentShares(profilePath: string, skipMs = 0): Map<Component,
 export const profileArgs = (dir: string): string[] => ['--cpu-prof', '--cpu-prof-dir', dir];
 
 /** The shares of the newest profile in `dir` (written by a process started with profileArgs and since stopped). */
-export function profileShares(dir: string, skipMs = 0): Map<Component, number> {
+function profileShares(dir: string, skipMs = 0): Map<Component, number> {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   if (files.length === 0) throw new Error(`no CPU profile in ${dir}: the process did not exit cleanly`);
   const newest = files.map((f) => path.join(dir, f)).sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs)[0];
@@ -108,7 +109,7 @@ export function profileShares(dir: string, skipMs = 0): Map<Component, number> {
  * The per-request table: the main thread's CPU split by the profile's shares, then the
  * work done off the main thread (by thread kind, from the OS) and by PostgreSQL.
  */
-export function componentLines(shares: Map<Component, number>, mainThreadMs: number, offThread: Array<[string, number]>): string[] {
+function componentLines(shares: Map<Component, number>, mainThreadMs: number, offThread: Array<[string, number]>): string[] {
   const rows: Array<[string, number]> = [
     ...COMPONENTS.map((c): [string, number] => [`main thread: ${c}`, (shares.get(c) ?? 0) * mainThreadMs]),
     ...offThread,
@@ -120,4 +121,28 @@ export function componentLines(shares: Map<Component, number>, mainThreadMs: num
     ...rows.map(([label, ms]) => `${label.padEnd(width)}  ${ms.toFixed(2).padStart(6)}`),
     `${'total'.padEnd(width)}  ${total.toFixed(2).padStart(6)}`,
   ];
+}
+
+/** Thread kinds (as Node, libuv, libvips and V8 name them) listed beside the event loop's split. */
+const OFF_THREAD: Array<[string, string]> = [
+  ['WorkerThread', 'inference thread and ONNX Runtime pool'],
+  ['libvips worker', 'libvips threads (decode, resize)'],
+  ['libuv-worker', "libuv pool (sharp's calls, file system)"],
+  ['V8Worker', 'V8 helper threads (GC)'],
+];
+
+/**
+ * Stops the profiled API (its profile is written as it exits) and gives the component
+ * table: `perRequest(kind)` is its CPU ms per request on threads of that kind; `extra`
+ * rows (PostgreSQL, the load generator) follow. Thread kinds it has none of are left out.
+ */
+export async function profiledLines(
+  api: { child: Child; setupMs: number },
+  dir: string,
+  perRequest: (kind: string) => number,
+  extra: Array<[string, number]>,
+): Promise<string[]> {
+  await api.child.stop(30_000);
+  const offThread = OFF_THREAD.filter(([kind]) => perRequest(kind) > 0).map(([kind, label]): [string, number] => [label, perRequest(kind)]);
+  return ['', ...componentLines(profileShares(dir, api.setupMs), perRequest('MainThread'), [...offThread, ...extra])];
 }
