@@ -92,13 +92,22 @@ export function invitationMessage(m: InvitationMail): { subject: string; text: s
 }
 
 /**
- * nodemailer is loaded with the first e-mail, not at start: it is about 5 MB of heap that
- * every full garbage collection of the API process would walk (docs/performance.md).
+ * SMTP_URL is read at once, so a bad one stops the start; nodemailer itself is loaded with
+ * the first e-mail, not at start: its modules are heap that every full garbage collection
+ * of the API process would walk (docs/performance.md, issue 30).
  */
 export function createSmtpMailer(options: { url: string; from: string }): Mailer {
+  const smtp = smtpOptions(options.url);
   let transport: Promise<Transporter<SMTPTransport.SentMessageInfo>> | undefined;
   const open = (): Promise<Transporter<SMTPTransport.SentMessageInfo>> =>
-    (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpOptions(options.url))));
+    (transport ??= import('nodemailer').then(
+      ({ default: nodemailer }) => nodemailer.createTransport(smtp),
+      (err: unknown) => {
+        // Not cached: the next e-mail tries again.
+        transport = undefined;
+        throw err;
+      },
+    ));
   return {
     async sendInvitation(mail) {
       const { subject, text, html } = invitationMessage(mail);
@@ -113,7 +122,10 @@ export function createSmtpMailer(options: { url: string; from: string }): Mailer
       }
     },
     close() {
-      void transport?.then((t) => t.close());
+      void transport?.then(
+        (t) => t.close(),
+        () => {},
+      );
     },
   };
 }

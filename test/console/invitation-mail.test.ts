@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { invitationMessage, smtpOptions } from '../../src/console/mail.js';
+import { createSmtpMailer, invitationMessage, smtpOptions } from '../../src/console/mail.js';
 import { createOrg } from '../../src/store/orgs.js';
 import { buildTestApp, json, type TestApp } from '../helpers/app.js';
 import { API, bearer, consoleUser, login, type Tokens } from '../helpers/console.js';
@@ -47,6 +47,12 @@ describe('settings and transport rules (no server)', () => {
     assert.equal(tls.auth, undefined);
     for (const local of ['smtp://127.0.0.1:2525', 'smtp://localhost:25', 'smtp://[::1]:25']) assert.equal(smtpOptions(local).requireTLS, false, local);
     assert.equal(smtpOptions('smtp://[::1]:25').host, '::1');
+  });
+
+  test('an SMTP_URL whose credentials cannot be decoded is refused when the mailer is made, not at the first e-mail', () => {
+    assert.throws(() => createSmtpMailer({ url: 'smtp://user:pa%zz@mail.example', from: FROM }), URIError);
+    // Closing one that never sent anything is quiet.
+    createSmtpMailer({ url: 'smtp://127.0.0.1:2525', from: FROM }).close();
   });
 
   test('the message escapes what it shows in HTML', () => {
