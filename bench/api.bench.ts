@@ -159,8 +159,10 @@ export async function run(): Promise<void> {
 
     const loadBefore = load();
     const started = Date.now();
+    const roundsStart = performance.now();
     const measured = { a: [] as Phase[], b: [] as Phase[], c: [] as Phase[] };
     for (let r = 0; r < ROUNDS; r++) for (const k of ['a', 'b', 'c'] as const) measured[k].push(await phases[k]());
+    const rounds = { start: roundsStart, end: performance.now() };
     const seconds = (Date.now() - started) / 1000;
     const loadAfter = load();
 
@@ -174,7 +176,7 @@ export async function run(): Promise<void> {
       `photos      ${photos.map((p) => `${p.name} (${p.width}×${p.height}, ${p.bytes.length} bytes)`).join(', ')}`,
       `API         ${api.label}, own process; npm start's defaults (${CLEARED.join(', ')} cleared: embedded PostgreSQL, in-process limiter, embedded ONNX Runtime); ${settings}`,
       `load        ${CALLERS} callers in a separate process, POST /v1/cv/requests/sync {external_id, image_base64}`,
-      `phases      ${ROUNDS} rounds × (a, b, c) × ${PHASE_MS / 1000} s after a ${WARMUP_MS / 1000} s warm-up each, ${seconds.toFixed(0)} s in all`,
+      `phases      ${ROUNDS} rounds × (a, b, c) × ${PHASE_MS / 1000} s after a warm-up (a and b ${WARMUP_MS / 2000} s each, c ${WARMUP_MS / 1000} s), ${seconds.toFixed(0)} s in all`,
       '',
       'median [range over rounds]',
       `(a) bare model     ${cell(rates('a'), 2)} inferences/s  (${IN_FLIGHT} in flight, this process)`,
@@ -183,7 +185,7 @@ export async function run(): Promise<void> {
       `c/a ${cell(ratios('a'), 3)}   (issue 30 asks ≥ 0.80)`,
       `c/b ${cell(ratios('b'), 3)}   (issue 30 asks ≥ 0.92)`,
       '',
-      `CPU ms per item, medians: the serving process by thread, then the rest of the machine's part`,
+      `CPU ms per item, medians: the serving process by thread, then every postgres process on the machine and the load generator`,
       `        ${THREADS.map(([, label]) => label.padStart(11)).join('')}  process  PostgreSQL  load generator`,
       ...(['a', 'b', 'c'] as const).map(
         (k) =>
@@ -194,7 +196,7 @@ export async function run(): Promise<void> {
     if (PROFILE) {
       const perRequest = (kind: string): number => median(measured.c.map((p) => p.threads.get(kind) ?? 0));
       lines.push(
-        ...(await profiledLines(api, profileDir, perRequest, [
+        ...(await profiledLines(api, profileDir, rounds, perRequest, [
           ['PostgreSQL processes', median(measured.c.map((p) => p.postgres ?? 0))],
           ['load generator (its own process)', median(measured.c.map((p) => p.generator ?? 0))],
         ])),

@@ -217,12 +217,14 @@ export async function run(): Promise<void> {
 
     const loadBefore = load();
     const started = Date.now();
+    const roundsStart = performance.now();
     const measured = { api: [] as FrontTurn[], python: [] as FrontTurn[], prepareImage: [] as number[], bareSharp: [] as number[] };
     for (let r = 0; r < ROUNDS; r++) {
       for (const which of Object.keys(fronts) as Array<keyof typeof fronts>) measured[which].push(await turn(which, ROUND_MS));
       measured.prepareImage.push(await floorTurn(photos, floors.prepareImage));
       measured.bareSharp.push(await floorTurn(photos, floors.bareSharp));
     }
+    const rounds = { start: roundsStart, end: performance.now() };
     const seconds = (Date.now() - started) / 1000;
     const loadAfter = load();
 
@@ -264,7 +266,7 @@ export async function run(): Promise<void> {
     ];
     if (PROFILE) {
       const perRequest = (kind: string): number => median(measured.api.map((t) => t.threads.get(kind) ?? 0));
-      lines.push(...(await profiledLines(api, profileDir, perRequest, [['PostgreSQL processes', median(of(measured.api, 'postgres'))]])));
+      lines.push(...(await profiledLines(api, profileDir, rounds, perRequest, [['PostgreSQL processes', median(of(measured.api, 'postgres'))]])));
     }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -57,8 +57,12 @@ function ruleOf(url: string): Component | undefined {
   return undefined;
 }
 
-/** Share of the profile's busy time (idle excluded) per component, summing to 1; the first `skipMs` (start-up) left out. */
-export function componentShares(profilePath: string, skipMs = 0): Map<Component, number> {
+/**
+ * Share of the profile's busy time (idle excluded) per component, summing to 1, over the
+ * samples taken between `window.fromMs` and `window.toMs` after the profile began (the
+ * measured rounds: start-up, warm-up and shutdown left out).
+ */
+export function componentShares(profilePath: string, window: ProfileWindow): Map<Component, number> {
   const profile = JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -83,7 +87,7 @@ export function componentShares(profilePath: string, skipMs = 0): Map<Component,
   let elapsedUs = 0;
   profile.samples.forEach((id, i) => {
     elapsedUs += profile.timeDeltas[i] ?? 0;
-    if (elapsedUs < skipMs * 1000) return;
+    if (elapsedUs < window.fromMs * 1000 || elapsedUs > window.toMs * 1000) return;
     const name = (byId.get(id) as ProfileNode).callFrame.functionName;
     if (name === '(idle)') return;
     const dt = profile.timeDeltas[i] ?? 0;
@@ -97,12 +101,22 @@ export function componentShares(profilePath: string, skipMs = 0): Map<Component,
 /** Node flags that make a process write its main thread's CPU profile into `dir` when it exits. */
 export const profileArgs = (dir: string): string[] => ['--cpu-prof', '--cpu-prof-dir', dir];
 
-/** The shares of the newest profile in `dir` (written by a process started with profileArgs and since stopped). */
-function profileShares(dir: string, skipMs = 0): Map<Component, number> {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-  if (files.length === 0) throw new Error(`no CPU profile in ${dir}: the process did not exit cleanly`);
+/** Milliseconds after the profiled process was started. */
+export interface ProfileWindow {
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * The shares of the newest main-thread profile in `dir`, written by a process started with
+ * profileArgs and since stopped. Worker threads write profiles of their own
+ * (`CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile`); the main thread's id is 0.
+ */
+function profileShares(dir: string, window: ProfileWindow): Map<Component, number> {
+  const files = readdirSync(dir).filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (files.length === 0) throw new Error(`no main-thread CPU profile in ${dir}: the process did not exit cleanly`);
   const newest = files.map((f) => path.join(dir, f)).sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs)[0];
-  return componentShares(newest, skipMs);
+  return componentShares(newest, window);
 }
 
 /**
@@ -133,16 +147,18 @@ const OFF_THREAD: Array<[string, string]> = [
 
 /**
  * Stops the profiled API (its profile is written as it exits) and gives the component
- * table: `perRequest(kind)` is its CPU ms per request on threads of that kind; `extra`
- * rows (PostgreSQL, the load generator) follow. Thread kinds it has none of are left out.
+ * table over the measured rounds (`rounds`, performance.now() times of this process):
+ * `perRequest(kind)` is its CPU ms per request on threads of that kind; `extra` rows
+ * (PostgreSQL, the load generator) follow. Thread kinds it has none of are left out.
  */
 export async function profiledLines(
-  api: { child: Child; setupMs: number },
+  api: { child: Child; spawnedAt: number },
   dir: string,
+  rounds: { start: number; end: number },
   perRequest: (kind: string) => number,
   extra: Array<[string, number]>,
 ): Promise<string[]> {
   await api.child.stop(30_000);
   const offThread = OFF_THREAD.filter(([kind]) => perRequest(kind) > 0).map(([kind, label]): [string, number] => [label, perRequest(kind)]);
-  return ['', ...componentLines(profileShares(dir, api.setupMs), perRequest('MainThread'), [...offThread, ...extra])];
+  return ['', ...componentLines(profileShares(dir, { fromMs: rounds.start - api.spawnedAt, toMs: rounds.end - api.spawnedAt }), perRequest('MainThread'), [...offThread, ...extra])];
 }

@@ -39,8 +39,8 @@ export interface ShippedApi {
   key: string;
   /** How it was started, for the bench's output. */
   label: string;
-  /** From its start until it served and had a key: what a profile of it should skip. */
-  setupMs: number;
+  /** performance.now() when it was spawned: where a profile of it begins. */
+  spawnedAt: number;
 }
 
 /**
@@ -61,7 +61,7 @@ export async function startShippedApi(work: string, env: Record<string, string>,
   const nodeArgs = [...(process.env[nodeArgsVariable] ?? '').split(' ').filter(Boolean), ...extraNodeArgs];
   command.args.unshift(...nodeArgs);
   if (nodeArgs.length > 0) command.label += ` with node ${nodeArgs.join(' ')}`;
-  const spawned = performance.now();
+  const spawnedAt = performance.now();
   const { child } = await startChild('the API', process.execPath, command.args, { cwd: REPO_ROOT, env: apiEnv }, (): Promise<true | undefined> =>
     getJson(`http://127.0.0.1:${port}/readyz`).then((r) => (r ? true : undefined)),
   );
@@ -71,7 +71,7 @@ export async function startShippedApi(work: string, env: Record<string, string>,
     const org = `bench-${process.pid}-${Date.now()}`;
     await cli(['orgs', 'create', org]);
     const key = (await cli(['keys', 'create', '--org', org, '--name', 'bench', '--rate-limit', '1000000', '--quota', '100000000'])).key as string;
-    return { child, url: `http://127.0.0.1:${port}/v1/cv/requests/sync`, key, label: command.label, setupMs: performance.now() - spawned };
+    return { child, url: `http://127.0.0.1:${port}/v1/cv/requests/sync`, key, label: command.label, spawnedAt };
   } catch (err) {
     await child.stop();
     throw err;

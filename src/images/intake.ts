@@ -54,7 +54,7 @@ export async function createImageIntake(config: ImageIntakeConfig): Promise<Imag
 
 /**
  * IMAGE_STORE: `local` keeps images under <dataDir>/images; `s3://bucket/prefix` in a bucket
- * every replica shares. The AWS SDK is loaded only for the latter: it is about a tenth of
+ * every replica shares. The AWS SDK is loaded only for the latter: about 4 MB of
  * the API's heap, which every full garbage collection walks (docs/performance.md, issue 30).
  */
 export async function createImageStore(

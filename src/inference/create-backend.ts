@@ -7,8 +7,8 @@ import { OnnxRuntimeBackend } from './onnxruntime-backend.js';
 /** Not started: the caller runs start() and close(). */
 export async function createInferenceBackend(config: Config): Promise<InferenceBackend> {
   // TRITON_URL set: NVIDIA Triton (or `recog inference-server`) over KServe v2 gRPC. gRPC and
-  // the protobuf definitions are loaded only then: embedded, they would be about a quarter of
-  // the API's heap for every full garbage collection to walk (docs/performance.md, issue 30).
+  // the protobuf definitions are loaded only then: embedded, they would be heap (about 3 MB)
+  // for every full garbage collection to walk (docs/performance.md, issue 30).
   if (config.tritonUrl) {
     const { TritonBackend } = await import('./triton/triton-backend.js');
     return new TritonBackend({ url: config.tritonUrl, modelName: config.tritonModelName, modelVersion: config.tritonModelVersion });

@@ -19,7 +19,7 @@ export interface ChargingDeps {
 export type RequestDraft = Omit<NewRequest, 'id'>;
 
 export type SyncClaim =
-  /** The slot is ours: a fresh QUEUED record, charged. */
+  /** The slot is ours: a fresh record (QUEUED, or PROCESSING for an image in the body), charged. */
   | { kind: 'claimed'; record: RequestRecord }
   /** The same image already ended DONE under this external_id: replay it, free of charge. */
   | { kind: 'replay'; record: RequestRecord };

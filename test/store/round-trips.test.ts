@@ -1,7 +1,7 @@
 /**
  * PostgreSQL round trips per request on the hot path, counted on the app's real
- * connection (knex 'query' events): refusals before admission cost one, a successful sync
- * four statements, of which the answer waits for three in turn.
+ * connection (knex 'query' events): refusals before admission cost one, a successful
+ * base64 sync three statements, waited for in turn.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
