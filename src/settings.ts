@@ -174,6 +174,18 @@ function oneOf<const T extends string>(env: string, doc: string, allowed: readon
   };
 }
 
+/** A setting with a check against settings read before it. */
+function withCheck<T>(setting: Setting<T>, check: (value: T, r: Reader, earlier: Readonly<Record<string, unknown>>) => void): Setting<T> {
+  return {
+    ...setting,
+    read: (r, earlier) => {
+      const value = setting.read(r, earlier);
+      check(value, r, earlier);
+      return value;
+    },
+  };
+}
+
 function url(env: string, doc: string, protocols: string[], o: Common & { unset: string }): Setting<string | undefined> {
   return {
     env,
@@ -233,6 +245,10 @@ function cidrs(env: string, doc: string): Setting<string[]> {
 const S3_OBJECT = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/[^/].*$/;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const DETECTION_PROFILES = ['fast', 'accurate'] as const;
+export type DetectionProfile = (typeof DETECTION_PROFILES)[number];
+/** The accurate profile's default: a fused confidence is discounted by the views that missed the box (docs/model.md). */
+const ACCURATE_SCORE_THRESHOLD = 0.2;
 
 /** Every setting, in the order they are read (a default may use the ones above it). */
 export const SETTINGS = {
@@ -390,7 +406,32 @@ export const SETTINGS = {
       return catalogLocation(r, 'CANARY_MODEL_CATALOG', raw);
     },
   } satisfies Setting<string>,
-  scoreThreshold: num('SCORE_THRESHOLD', 'detection score threshold', { default: 0.3, min: 0, max: 1 }),
+  detectionProfile: withCheck(
+    oneOf('DETECTION_PROFILE', '`fast`: the model alone; `accurate`: the model and `ENSEMBLE_MODELS`, each also on the mirrored photo, fused (docs/model.md)', DETECTION_PROFILES, { default: 'fast' }),
+    (profile, r, c) => {
+      if (profile === 'accurate' && Number(c.canaryWeight) > 0) r.problems.push('DETECTION_PROFILE=accurate cannot run with a canary (CANARY_WEIGHT): roll the model out with the fast profile');
+    },
+  ),
+  ensembleModels: {
+    env: 'ENSEMBLE_MODELS',
+    doc: 'the `accurate` profile: models fused with `MODEL_NAME`, comma-separated, each with its catalog at `<repository>/<model>/catalog.json`',
+    defaultDoc: '`ssdlite`',
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): string[] => {
+      const list = (r.optional('ENSEMBLE_MODELS') ?? 'ssdlite').split(',').map((s) => s.trim()).filter(Boolean);
+      if (c.detectionProfile !== 'accurate') return list;
+      const own = c.tritonUrl === undefined ? c.modelName : c.tritonModelName;
+      if (list.length === 0 || list.length > 3 || list.some((m) => !MODEL_NAME.test(m))) r.problems.push(`ENSEMBLE_MODELS must be one to three model names, comma-separated (got "${list.join(',')}")`);
+      else if (list.includes(String(own)) || new Set(list).size < list.length) r.problems.push(`ENSEMBLE_MODELS must name models other than MODEL_NAME ("${String(own)}") and each once (got "${list.join(',')}")`);
+      return list;
+    },
+  } satisfies Setting<string[]>,
+  scoreThreshold: {
+    env: 'SCORE_THRESHOLD',
+    doc: 'detection score threshold, for the classes without their own in the catalog',
+    defaultDoc: '`0.3`; `0.2` with `DETECTION_PROFILE=accurate`',
+    // A fused confidence is discounted by the views that missed the box: its scale is lower.
+    read: (r: Reader, c: Readonly<Record<string, unknown>>): number => r.number('SCORE_THRESHOLD', c.detectionProfile === 'accurate' ? ACCURATE_SCORE_THRESHOLD : 0.3, 0, 1, false),
+  } satisfies Setting<number>,
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),
   inferenceThreads: {
     env: 'INFERENCE_THREADS',

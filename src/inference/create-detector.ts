@@ -8,26 +8,96 @@ import type { InferenceBackend } from './backend.js';
 import { createInferenceBackend } from './create-backend.js';
 import { Detector } from './detector.js';
 import { BackgroundStart, type RetryDelays } from './start-in-background.js';
+import { BackendGroup, EnsembleDetector, type EnsembleClass } from './ensemble-detector.js';
+import path from 'node:path';
+
+/** What each view of the accurate profile proposes down to: fusion needs the weak boxes too. */
+const PROPOSAL_FLOOR = 0.05;
+/** Boxes of one label from two views overlapping more than this are one object (the usual WBF value). */
+const FUSION_IOU = 0.55;
 
 /**
  * The caller owns the backend: close it on shutdown. `decorate` wraps the backend before
- * the detector uses it (the composition root adds metrics and tracing there).
+ * the detector uses it (the composition root adds metrics and tracing there). `floor`
+ * answers every class down to that score, the catalog's thresholds and SCORE_THRESHOLD set
+ * aside: `recog model eval` applies them itself, after drawing its precision/recall curve.
  */
 export async function createDetector(
   config: Config,
   decorate: (backend: InferenceBackend) => InferenceBackend = (b) => b,
+  { floor }: { floor?: number } = {},
 ): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
+  if (config.detectionProfile === 'accurate') return createEnsemble(config, decorate, floor);
   const catalog = await readCatalog(config);
   const backend = decorate(await createInferenceBackend(config));
   try {
     // A backend that failed to start still holds resources (a gRPC channel that keeps reconnecting).
     await backend.start();
-    const detector = new Detector(backend, { ...catalog, model: answeringModel(config, backend, catalog) }, { scoreThreshold: config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
+    const answering = { ...catalog, model: answeringModel(config, backend, catalog) };
+    const detector = new Detector(backend, floor === undefined ? answering : proposalCatalog(answering), { scoreThreshold: floor ?? config.scoreThreshold, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
     return { detector, backend };
   } catch (err) {
     await backend.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The accurate profile, started before it answers (as createDetector): each model of the
+ * ensemble on its own backend, proposing at the floor; see EnsembleDetector.
+ */
+async function createEnsemble(config: Config, decorate: (backend: InferenceBackend) => InferenceBackend, floor: number | undefined): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
+  const backends: InferenceBackend[] = [];
+  const members: Detector[] = [];
+  let classes: Map<string, EnsembleClass> | undefined;
+  try {
+    for (const [i, member] of ensembleConfigs(config).entries()) {
+      const catalog = await readCatalog(member);
+      const backend = decorate(await createInferenceBackend(member));
+      backends.push(backend);
+      await backend.start();
+      if (i === 0) classes = ensembleClasses(floor === undefined ? catalog : proposalCatalog(catalog), floor ?? config.scoreThreshold);
+      members.push(new Detector(backend, proposalCatalog({ ...catalog, model: answeringModel(member, backend, catalog) }), proposalOptions(config)));
+    }
+  } catch (err) {
+    await Promise.all(backends.map((b) => b.close().catch(() => {})));
+    throw err;
+  }
+  return { detector: ensembleOf(members, () => classes), backend: new BackendGroup(backends) };
+}
+
+/** The settings of each model of the accurate profile: MODEL_NAME's own, then each of ENSEMBLE_MODELS with its repository catalog. */
+function ensembleConfigs(config: Config): Config[] {
+  return [
+    config,
+    ...config.ensembleModels.map((name) => ({
+      ...config,
+      modelName: name,
+      tritonModelName: name,
+      tritonModelVersion: '',
+      modelCatalog: path.join(config.modelRepository, name, 'catalog.json'),
+    })),
+  ];
+}
+
+/** Every model on the photo and on its mirror image, all counted alike. */
+function ensembleOf(members: readonly ObjectDetector[], classes: () => ReadonlyMap<string, EnsembleClass> | undefined): EnsembleDetector {
+  const views = members.flatMap((detector) => [false, true].map((mirror) => ({ detector, mirror, weight: 1 })));
+  return new EnsembleDetector(views, { classes, fusionIou: FUSION_IOU });
+}
+
+/** The first model's classes as the ensemble answers them: product ids and serving thresholds. */
+function ensembleClasses(catalog: Catalog, scoreThreshold: number): Map<string, EnsembleClass> {
+  return new Map(catalog.classes.map((c) => [c.label, { externalId: c.external_id, threshold: c.threshold ?? scoreThreshold }]));
+}
+
+/** The catalog without class thresholds: a view proposes every box down to the floor (the thresholds apply to the fused confidence). */
+function proposalCatalog(catalog: Catalog): Catalog {
+  return { ...catalog, classes: catalog.classes.map(({ threshold: _threshold, ...c }) => c) };
+}
+
+function proposalOptions(config: Config) {
+  return { scoreThreshold: PROPOSAL_FLOOR, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels };
 }
 
 /**
@@ -69,6 +139,21 @@ export async function createDetectorInBackground(
   delays?: RetryDelays,
   decorateDetector: DecorateDetector = (d) => d,
 ): Promise<{ detector: ObjectDetector; backend: InferenceBackend }> {
+  if (config.detectionProfile === 'accurate') {
+    let classes: Map<string, EnsembleClass> | undefined;
+    const sides: Side[] = [];
+    try {
+      for (const [i, member] of ensembleConfigs(config).entries()) {
+        const onCatalog = i === 0 ? (catalog: Catalog) => (classes = ensembleClasses(catalog, config.scoreThreshold)) : () => {};
+        sides.push(await startSide(member, i === 0 ? 'MODEL_CATALOG' : 'ENSEMBLE_MODELS', decorate, onError, delays, onCatalog));
+      }
+    } catch (err) {
+      await Promise.all(sides.map((s) => s.backend.close().catch(() => {})));
+      throw err;
+    }
+    const ensemble = ensembleOf(sides.map((s) => s.detector), () => classes);
+    return { detector: decorateDetector(ensemble, () => ensemble.model), backend: new BackendGroup(sides.map((s) => s.backend)) };
+  }
   const canary = config.canaryWeight > 0 && config.tritonUrl !== undefined;
   const stable = await startSide(config, 'MODEL_CATALOG', decorate, onError, delays);
   if (!canary) return { detector: decorateDetector(stable.detector, stable.ref), backend: stable.backend };
@@ -110,6 +195,8 @@ async function startSide(
   decorate: (backend: InferenceBackend) => InferenceBackend,
   onError: (err: unknown) => void,
   delays: RetryDelays | undefined,
+  /** Given: a view of the accurate profile, which proposes at the floor and hands its catalog here. */
+  onProposalCatalog?: (catalog: Catalog) => void,
 ): Promise<Side> {
   const remote = isRemoteCatalog(config.modelCatalog);
   const file = remote ? undefined : await readCatalog(config);
@@ -120,7 +207,10 @@ async function startSide(
     if (served.name !== catalog.model.name) {
       throw new Error(`the catalog ${config.modelCatalog} is for model "${catalog.model.name}" but the backend serves "${served.name}"; give the API the catalog of that model (${catalogSetting})`);
     }
-    return new Detector(started, { ...catalog, model: answeringModel(config, started, catalog) }, options);
+    const answering = { ...catalog, model: answeringModel(config, started, catalog) };
+    if (onProposalCatalog === undefined) return new Detector(started, answering, options);
+    onProposalCatalog(catalog);
+    return new Detector(started, proposalCatalog(answering), proposalOptions(config));
   };
   const catalogs = { load: () => (file ? Promise.resolve(file) : readCatalog(config)), refreshable: remote };
   const backend = new BackgroundStart(decorate(await createInferenceBackend(config)), build, catalogs, onError, delays);

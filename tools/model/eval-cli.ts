@@ -1,17 +1,17 @@
 /**
- * `recog model eval [--images DIR] [--labels coco.json] [--model NAME] [--compare NAME]
- * [--resamples N] [--seed N] [--sweep] [--json]`: the served model's quality on a labelled set
- * (default: the repository's datasets/labelled-photos), with 95% bootstrap intervals over
- * photos; --compare runs a second model on the same photos and prints the paired interval of
- * the difference. Models are MODEL_NAME (or --model) in MODEL_REPOSITORY, run by the
- * embedded backend.
+ * `recog model eval [--images DIR] [--labels coco.json] [--model NAME] [--profile fast|accurate]
+ * [--compare NAME | --compare-profile fast|accurate] [--resamples N] [--seed N] [--sweep] [--json]`:
+ * the served model's quality on a labelled set (default: the repository's
+ * datasets/labelled-photos), with 95% bootstrap intervals over photos; --compare (another model)
+ * or --compare-profile (the same model, another DETECTION_PROFILE) runs a second time on the same
+ * photos and prints the paired interval of the difference. Models are MODEL_NAME (or --model) in
+ * MODEL_REPOSITORY, run by the embedded backend as the service builds its detector.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig } from '../../src/config.js';
-import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
-import { Detector } from '../../src/inference/detector.js';
+import { createDetector } from '../../src/inference/create-detector.js';
 import { loadCatalog } from '../../src/models/catalog.js';
 import { bootstrap, detectSet, evaluate, formatEval, formatIntervals, loadCocoSet, type CocoSet } from './eval.js';
 
@@ -19,19 +19,18 @@ const DATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 /** Low enough that the precision/recall curve is complete; the serving threshold is applied after. */
 const FLOOR = 0.05;
 
-/** One model over the set: its detections at the floor and its serving thresholds. */
-async function runModel(modelName: string | undefined, set: CocoSet, imagesDir: string) {
-  const config = loadConfig(modelName ? { ...process.env, MODEL_NAME: modelName } : process.env);
+/** One model (or profile) over the set: its detections at the floor and its serving thresholds. */
+async function runModel(env: NodeJS.ProcessEnv, set: CocoSet, imagesDir: string) {
+  // Always the embedded backend, whatever TRITON_URL the shell exports.
+  const config = { ...loadConfig(env), tritonUrl: undefined };
   const catalog = await loadCatalog(config.modelCatalog);
-  const floorCatalog = { ...catalog, classes: catalog.classes.map(({ threshold: _t, ...c }) => c) };
-  const backend = new OnnxRuntimeBackend({ modelPath: path.join(config.modelRepository, config.modelName, '1', 'model.onnx'), modelName: config.modelName, threads: config.inferenceThreads });
-  await backend.start();
+  const { detector, backend } = await createDetector(config, undefined, { floor: FLOOR });
   try {
-    const detector = new Detector(backend, floorCatalog, { scoreThreshold: FLOOR, nmsIou: config.nmsIou, maxPixels: config.imageMaxPixels });
     const { results, seconds } = await detectSet(detector, set, imagesDir);
     const own = new Map(catalog.classes.map((c) => [c.label, c.threshold]));
     const threshold = (label: string) => own.get(label) ?? config.scoreThreshold;
-    return { model: config.modelName, results, seconds, threshold };
+    const model = config.detectionProfile === 'fast' ? config.modelName : `${detector.model.name} (${config.detectionProfile})`;
+    return { model, results, seconds, threshold };
   } finally {
     await backend.close();
   }
@@ -45,6 +44,8 @@ async function main(argv: string[]): Promise<void> {
       labels: { type: 'string' },
       model: { type: 'string' },
       compare: { type: 'string' },
+      profile: { type: 'string' },
+      'compare-profile': { type: 'string' },
       resamples: { type: 'string', default: '1000' },
       seed: { type: 'string', default: '1' },
       sweep: { type: 'boolean', default: false },
@@ -59,8 +60,15 @@ async function main(argv: string[]): Promise<void> {
   if (values.compare && process.env.MODEL_CATALOG) throw new Error('--compare: unset MODEL_CATALOG, so that each model reads its own catalog from MODEL_REPOSITORY');
   const set = await loadCocoSet(values.labels ?? path.join(DATA, 'annotations.json'));
   const imagesDir = values.images ?? path.join(DATA, 'images');
-  const runs = [await runModel(values.model, set, imagesDir)];
-  if (values.compare) runs.push(await runModel(values.compare, set, imagesDir));
+  if (values.compare && values['compare-profile']) throw new Error('--compare and --compare-profile: one second run at a time');
+  const env = (model: string | undefined, profile: string | undefined) => ({
+    ...process.env,
+    ...(model && { MODEL_NAME: model }),
+    ...(profile && { DETECTION_PROFILE: profile }),
+  });
+  const runs = [await runModel(env(values.model, values.profile), set, imagesDir)];
+  if (values.compare) runs.push(await runModel(env(values.compare, values.profile), set, imagesDir));
+  if (values['compare-profile']) runs.push(await runModel(env(values.model, values['compare-profile']), set, imagesDir));
   const serving = runs.map((r) => ({ model: r.model, ...evaluate(set, r.results, r.threshold, r.seconds) }));
   const intervals = resamples > 0 ? bootstrap(set, runs.map((r) => r.results), runs.map((r) => r.threshold), { resamples, seed }) : undefined;
   if (values.json) {
