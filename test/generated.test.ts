@@ -54,6 +54,9 @@ test('every setting the operator passes to the API pods reaches their environmen
   rs.spec.triton.modelVersion = '3';
   rs.spec.triton.models = [rs.spec.triton.modelName, 'shop-v2'];
   rs.spec.canary = { modelName: 'shop-v2', modelVersion: '1', weight: 10 };
+  // Optional fields without a default, written only when set.
+  rs.spec.api.detectionProfile = 'fast';
+  rs.spec.api.ensembleModels = ['ssdlite'];
   const env = new Map(apiEnv(rs).map((e) => [e.name, e]));
   const apiFields = Object.keys(ApiSpecSchema.properties);
   for (const [name, s] of Object.entries(SETTINGS) as Array<[string, Setting<unknown>]>) {

@@ -5,6 +5,7 @@
  * and replaceable by the operator of the service (MODEL_CATALOG).
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { CENTERNET_SPEC, parseDetectorSpec, type DetectorSpec } from './detector-spec.js';
 
 export interface CatalogClass {
@@ -27,7 +28,9 @@ export async function loadCatalog(file: string): Promise<Catalog> {
   try {
     raw = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read the model catalog ${file}: ${(err as Error).message} (run: npm run model:prepare)`, { cause: err });
+    // The built-in SSDLite (the accurate profile's partner by default) is prepared by name.
+    const prepare = path.basename(path.dirname(file)) === 'ssdlite' ? 'npm run model:prepare -- --model ssdlite' : 'npm run model:prepare';
+    throw new Error(`cannot read the model catalog ${file}: ${(err as Error).message} (run: ${prepare})`, { cause: err });
   }
   return parseCatalog(raw, file);
 }

@@ -206,6 +206,29 @@ describe('model versions and canary: the CRD as a real kube-apiserver enforces i
     await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: polled });
   });
 
+  test('the accurate profile: its models listed in explicit mode, no canary beside it, bad model names refused', async () => {
+    const UNLISTED = /list every model of api.ensembleModels \(default ssdlite\) in triton.models/;
+    await refusedCreate('accurate', (o) => (o.spec.api.detectionProfile = 'accurate'), UNLISTED);
+    await refusedCreate('accurate', (o) => ((o.spec.api.detectionProfile = 'accurate'), (o.spec.triton.models = ['centernet'])), UNLISTED);
+    await refusedCreate('accurate', (o) => ((o.spec.api.detectionProfile = 'accurate'), (o.spec.api.ensembleModels = ['yolox']), (o.spec.triton.models = ['centernet', 'ssdlite'])), UNLISTED);
+    await refusedCreate('accurate', (o) => ((o.spec.api.detectionProfile = 'best')), /Unsupported value: "best"/);
+    await refusedCreate('accurate', (o) => ((o.spec.api.ensembleModels = ['../x'])), /ensembleModels/);
+    await refusedCreate('accurate', (o) => ((o.spec.api.ensembleModels = ['a', 'b', 'c', 'd'])), /ensembleModels/);
+    const o = sample('accurate');
+    o.spec.api.detectionProfile = 'accurate';
+    o.spec.triton.models = ['centernet', 'ssdlite'];
+    const created: Any = await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: o });
+    assert.equal(created.spec.api.detectionProfile, 'accurate');
+    assert.equal(created.spec.api.ensembleModels, undefined, 'no default written: SSDLite is the API default');
+    await refusedPatch('accurate', { spec: { triton: { models: ['centernet'] } } }, UNLISTED);
+    await refusedPatch('accurate', { spec: { triton: { models: ['centernet', 'ssdlite', 'v2'] }, canary: { modelName: 'v2', weight: 10 } } }, /accurate cannot run with a canary/);
+    // poll and none load every model in the repository.
+    const polled = sample('accurate-polled');
+    polled.spec.api.detectionProfile = 'accurate';
+    polled.spec.triton.modelControlMode = 'poll';
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, body: polled });
+  });
+
   test('a canary of another model with a ConfigMap catalog needs its key', async () => {
     const withMap = (o: Any) => {
       o.spec.triton.storageUri = 'gs://recognition-models/triton';

@@ -10,6 +10,7 @@ import { sameJson } from '../../src/operator/status.js';
 import { sampleResource } from './fixtures.js';
 import fs from 'node:fs';
 import { SCRAPE_TARGET_LABEL, TRITON_QUEUE_METRIC } from '../../src/operator/desired/policies.js';
+import { loadConfig } from '../../src/config.js';
 
 type Any = any; // manifests are plain JSON; tests read into them freely
 
@@ -84,6 +85,23 @@ describe('desired state', () => {
     assert.equal(off.CONSOLE_ENABLED, 'false');
     assert.equal(off.CONSOLE_SESSION_TTL_SECONDS, '3600');
     assert.equal(off.CONSOLE_SESSION_IDLE_SECONDS, '600');
+  });
+
+  test('spec.api.detectionProfile and ensembleModels reach the API pods only when set; the API reads them back', () => {
+    const unset = apiEnv(sampleResource()).map((e) => e.name);
+    assert.ok(!unset.includes('DETECTION_PROFILE') && !unset.includes('ENSEMBLE_MODELS'), 'an unset profile leaves the pod template as it was');
+    const rs = sampleResource();
+    rs.spec.api.detectionProfile = 'accurate';
+    rs.spec.api.ensembleModels = ['ssdlite', 'yolox'];
+    rs.spec.triton.models = ['centernet', 'ssdlite', 'yolox'];
+    const env = Object.fromEntries(apiEnv(rs).map((e) => [e.name, e.value]));
+    assert.equal(env.DETECTION_PROFILE, 'accurate');
+    assert.equal(env.ENSEMBLE_MODELS, 'ssdlite,yolox');
+    const config = loadConfig(env as Record<string, string>);
+    assert.equal(config.detectionProfile, 'accurate');
+    assert.deepEqual(config.ensembleModels, ['ssdlite', 'yolox']);
+    const triton = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec.containers[0];
+    for (const m of rs.spec.triton.models) assert.ok(triton.args.includes(`--load-model=${m}`), `Triton loads ${m}`);
   });
 
   test('extra env overrides the operator’s own by name, and is appended otherwise', () => {

@@ -26,11 +26,11 @@ async function runModel(env: NodeJS.ProcessEnv, set: CocoSet, imagesDir: string)
   const catalog = await loadCatalog(config.modelCatalog);
   const { detector, backend } = await createDetector(config, undefined, { floor: FLOOR });
   try {
-    const { results, seconds } = await detectSet(detector, set, imagesDir);
+    const { results, seconds, cpuMs } = await detectSet(detector, set, imagesDir);
     const own = new Map(catalog.classes.map((c) => [c.label, c.threshold]));
     const threshold = (label: string) => own.get(label) ?? config.scoreThreshold;
     const model = config.detectionProfile === 'fast' ? config.modelName : `${detector.model.name} (${config.detectionProfile})`;
-    return { model, results, seconds, threshold };
+    return { model, results, seconds, cpuMsPerImage: cpuMs / results.length, threshold };
   } finally {
     await backend.close();
   }
@@ -69,14 +69,14 @@ async function main(argv: string[]): Promise<void> {
   const runs = [await runModel(env(values.model, values.profile), set, imagesDir)];
   if (values.compare) runs.push(await runModel(env(values.compare, values.profile), set, imagesDir));
   if (values['compare-profile']) runs.push(await runModel(env(values.model, values['compare-profile']), set, imagesDir));
-  const serving = runs.map((r) => ({ model: r.model, ...evaluate(set, r.results, r.threshold, r.seconds) }));
+  const serving = runs.map((r) => ({ model: r.model, ...evaluate(set, r.results, r.threshold, r.seconds), cpuMsPerImage: r.cpuMsPerImage }));
   const intervals = resamples > 0 ? bootstrap(set, runs.map((r) => r.results), runs.map((r) => r.threshold), { resamples, seed }) : undefined;
   if (values.json) {
     const out = serving.map((s, i) => ({ ...s, ...(intervals ? { interval: { resamples, ...intervals.models[i] } } : {}) }));
     const body = out.length === 1 ? out[0] : { models: out, ...(intervals?.difference ? { difference: { resamples, ...intervals.difference } } : {}) };
     process.stdout.write(`${JSON.stringify(body)}\n`);
   } else {
-    process.stdout.write(`${serving.map((s) => formatEval(s.model, s)).join('\n\n')}\n`);
+    process.stdout.write(`${serving.map((s) => `${formatEval(s.model, s)}\n${s.cpuMsPerImage.toFixed(0)} ms of CPU per photo (this process, every thread; one photo at a time)`).join('\n\n')}\n`);
     if (intervals) process.stdout.write(`\n${formatIntervals(serving.map((s) => s.model), intervals)}\n`);
   }
   if (values.sweep) {

@@ -2,8 +2,9 @@
  * `npm run model:prepare [-- --force] [--model centernet|ssdlite]` and `recog model prepare`:
  * builds the model repository configured by MODEL_REPOSITORY / MODEL_NAME (see
  * src/config.ts). `--model ssdlite` builds the SSDLite entry (directory "ssdlite") beside
- * it; MODEL_NAME=ssdlite does the same. Runs before `npm test` and `npm start`; does
- * nothing when the repository is up to date.
+ * it; MODEL_NAME=ssdlite does the same. With DETECTION_PROFILE=accurate it also builds the
+ * built-in models of ENSEMBLE_MODELS. Runs before `npm test` and `npm start`; does nothing
+ * when the repository is up to date.
  */
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -44,7 +45,14 @@ async function main(argv: string[]): Promise<void> {
       model = m as BuiltinModel;
     } else throw new Error(`unknown argument ${argv[i]} (${usage})`);
   }
-  await runModelPrepare(loadConfig(), { force, model });
+  const config = loadConfig();
+  await runModelPrepare(config, { force, model });
+  // DETECTION_PROFILE=accurate npm start: the ensemble's built-in partners are prepared too.
+  if (model === undefined && config.detectionProfile === 'accurate') {
+    for (const partner of config.ensembleModels) {
+      if (BUILTIN_MODELS.includes(partner as BuiltinModel)) await runModelPrepare(config, { force, model: partner as BuiltinModel });
+    }
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

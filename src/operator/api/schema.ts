@@ -184,6 +184,8 @@ export const ApiSpecSchema = Type.Object(
     lookupRateLimitPerMinute: settingField('lookupRateLimitPerMinute'),
     defaultMonthlyQuota: settingField('defaultMonthlyQuota'),
     logLevel: settingField('logLevel'),
+    detectionProfile: Type.Optional(settingField('detectionProfile')),
+    ensembleModels: Type.Optional(settingField('ensembleModels')),
     publicBaseUrl: Type.Optional(
       Type.String({
         pattern: '^https?://',
@@ -424,6 +426,16 @@ export const RecognitionServiceSpecSchema = Type.Object({
     rule(
       "!has(self.canary) || !has(self.canary.modelName) || self.canary.modelName == self.triton.modelName || self.triton.modelControlMode != 'explicit' || (has(self.triton.models) && self.canary.modelName in self.triton.models)",
       'a canary of another model must be listed in triton.models (modelControlMode explicit), so that starting, promoting or aborting it never restarts Triton',
+    ),
+    // The accurate profile fuses fixed models; a canary would compare one of them alone.
+    rule(
+      "!has(self.api.detectionProfile) || self.api.detectionProfile != 'accurate' || !has(self.canary)",
+      'api.detectionProfile accurate cannot run with a canary: roll the model out with the fast profile, then switch',
+    ),
+    // Every model of the ensemble is served by the same Triton: in explicit mode it loads only what is listed.
+    rule(
+      "!has(self.api.detectionProfile) || self.api.detectionProfile != 'accurate' || self.triton.modelControlMode != 'explicit' || (has(self.triton.models) && (has(self.api.ensembleModels) ? self.api.ensembleModels : ['ssdlite']).all(m, m in self.triton.models))",
+      'api.detectionProfile accurate with modelControlMode explicit: list every model of api.ensembleModels (default ssdlite) in triton.models',
     ),
     // A ConfigMap catalog names one model's labels: another model's canary needs its own key.
     rule(
