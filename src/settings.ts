@@ -407,14 +407,14 @@ export const SETTINGS = {
     },
   } satisfies Setting<string>,
   detectionProfile: {
-    ...withCheck(oneOf('DETECTION_PROFILE', '`fast`: the model alone; `accurate`: the model and `ENSEMBLE_MODELS`, each also on the mirrored photo, fused (docs/model.md)', DETECTION_PROFILES, { default: 'fast', pod: 'spec' }), (profile, r, c) => {
+    ...withCheck(oneOf('DETECTION_PROFILE', '`fast`: the model alone; `accurate`: the model and `ENSEMBLE_MODELS` fused by weighted box fusion (docs/model.md)', DETECTION_PROFILES, { default: 'fast', pod: 'spec' }), (profile, r, c) => {
       if (profile === 'accurate' && Number(c.canaryWeight) > 0) r.problems.push('DETECTION_PROFILE=accurate cannot run with a canary (CANARY_WEIGHT): roll the model out with the fast profile');
     }),
     // No default in the CRD: a resource that does not choose keeps its pod template (an operator upgrade rolls nothing).
     crd: {
       type: 'string',
       enum: [...DETECTION_PROFILES],
-      description: '`fast`: the Triton model alone; `accurate`: it and api.ensembleModels, each also on the mirrored photo, fused (docs/model.md) (DETECTION_PROFILE; unset: fast).',
+      description: '`fast`: the Triton model alone; `accurate`: it and api.ensembleModels fused by weighted box fusion (docs/model.md) (DETECTION_PROFILE; unset: fast).',
     },
   },
   ensembleModels: {

@@ -1,9 +1,9 @@
 /**
- * Weighted box fusion (Solovyev, Wang and Gabruseva, 2019): the detections of several views
- * of one photo (other models, the mirrored photo) become one list. Unlike NMS, which keeps
- * one box of a cluster and drops the rest, fusion averages the cluster's corners weighted by
- * score, and its confidence is the mean over *all* views, a view that saw nothing counting 0:
- * an object every view agrees on keeps its score, one only a single view found is discounted.
+ * Weighted box fusion (Solovyev, Wang and Gabruseva, 2019): the detections of several models
+ * (or other views) of one photo become one list. Unlike NMS, which keeps one box of a cluster
+ * and drops the rest, fusion averages the cluster's corners weighted by score, and its
+ * confidence is the mean over *all* views, a view that saw nothing counting 0: an object
+ * every view agrees on keeps its score, one only a single view found is discounted.
  */
 import type { Detection } from '../recognition/detection.js';
 

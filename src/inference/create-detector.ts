@@ -80,10 +80,9 @@ function ensembleConfigs(config: Config): Config[] {
   ];
 }
 
-/** Every model on the photo and on its mirror image, all counted alike. */
+/** Every model counted alike (weighting SSDLite less, or adding mirrored views, measured no better: docs/model.md). */
 function ensembleOf(members: readonly ObjectDetector[], classes: () => ReadonlyMap<string, EnsembleClass> | undefined): EnsembleDetector {
-  const views = members.flatMap((detector) => [false, true].map((mirror) => ({ detector, mirror, weight: 1 })));
-  return new EnsembleDetector(views, { classes, fusionIou: FUSION_IOU });
+  return new EnsembleDetector(members.map((detector) => ({ detector, weight: 1 })), { classes, fusionIou: FUSION_IOU });
 }
 
 /** The first model's classes as the ensemble answers them: product ids and serving thresholds. */

@@ -9,7 +9,7 @@ import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '
 import { InferenceError, type InferenceBackend, type Tensor } from './backend.js';
 import { checkServedModel, decodeOutputs, servedClassCount, toModelInput, type PixelDataType, type ThresholdOf } from './families.js';
 import { finishDetections } from './postprocess.js';
-import { prepareImage, type PreparedImage, type ResizeFit, type ResizeGeometry } from './preprocess.js';
+import { prepareImage, type PreparedImage, type ResizeFit } from './preprocess.js';
 import { SharedRasterPool } from './shared-rasters.js';
 
 export interface DetectorOptions {
@@ -63,7 +63,6 @@ export class Detector implements ObjectDetector {
     let t1: number;
     try {
       prepared = await prepareImage(image, input, { maxPixels: this.options.maxPixels, fit: input.fit, align: input.align, datatype: this.inputType, into: raster });
-      if (options.mirror) mirrorContent(prepared.tensor, prepared.geometry);
       const tensor = toModelInput(prepared.tensor, prepared.geometry, this.spec);
       t1 = performance.now();
       checkBudget(options);
@@ -76,7 +75,6 @@ export class Detector implements ObjectDetector {
     }
     const t2 = performance.now();
     const candidates = decodeOutputs(this.spec, outputs, prepared.geometry, this.thresholdOf);
-    if (options.mirror) for (const c of candidates) [c.x1, c.x2] = [prepared.geometry.width - c.x2, prepared.geometry.width - c.x1];
     const detections = finishDetections(candidates, this.options.nmsIou, prepared.geometry, this.classes);
     const t3 = performance.now();
     return {
@@ -86,26 +84,6 @@ export class Detector implements ObjectDetector {
       model: this.model,
       timings: { decodeMs: t1 - t0, inferMs: t2 - t1, postprocessMs: t3 - t2 },
     };
-  }
-}
-
-/**
- * Mirrors the photo's pixels in the raster left to right, in place; the padding stays where
- * it is, so the geometry still maps boxes back, and a box's x corners are then mirrored
- * within the original width. Same as resizing the mirrored photo (the kernels are symmetric).
- */
-export function mirrorContent(raster: Float32Array | Uint8Array, geometry: ResizeGeometry): void {
-  const { contentWidth: cw, contentHeight: ch, offsetX: ox, offsetY: oy, inputWidth: rowWidth } = geometry;
-  for (let y = oy; y < oy + ch; y++) {
-    let left = (y * rowWidth + ox) * 3;
-    let right = (y * rowWidth + ox + cw - 1) * 3;
-    for (; left < right; left += 3, right -= 3) {
-      for (let k = 0; k < 3; k++) {
-        const t = raster[left + k];
-        raster[left + k] = raster[right + k];
-        raster[right + k] = t;
-      }
-    }
   }
 }
 

@@ -1,18 +1,18 @@
 /**
- * The `accurate` detection profile: several views of each photo (the models of an ensemble,
- * each also on the photo mirrored left to right) fused into one answer by weighted box fusion
- * (./box-fusion.ts). The views propose at a low floor; the fused confidence is then held to
- * the serving thresholds of the first model's catalog, which also names the classes answered
- * and their product ids. docs/model.md has what it gains and what it costs.
+ * The `accurate` detection profile: the answers of several models on each photo fused into
+ * one by weighted box fusion (./box-fusion.ts). The models propose at a low floor; the fused
+ * confidence is then held to the serving thresholds of the first model's catalog, which also
+ * names the classes answered and their product ids. docs/model.md has what it gains and what
+ * it costs.
  */
 import type { InferOptions, InferenceBackend, ModelMetadata, Tensor } from './backend.js';
 import { fuseBoxes } from './box-fusion.js';
 import type { DetectionOutcome, DetectOptions, ModelRef, ObjectDetector } from '../recognition/detection.js';
 import { InferenceError } from '../recognition/detection.js';
 
-export interface EnsembleView {
+export interface EnsembleMember {
   detector: ObjectDetector;
-  mirror: boolean;
+  /** How much its boxes count in the fusion (1: as much as any other). */
   weight: number;
 }
 
@@ -29,34 +29,30 @@ export interface EnsembleOptions {
   fusionIou: number;
 }
 
-/** Views' detectors must answer every box at or above the floor (no class thresholds): see createDetector. */
+/** The members' detectors must answer every box at or above the floor (no class thresholds): see createDetector. */
 export class EnsembleDetector implements ObjectDetector {
-  private readonly models: ObjectDetector[];
-
   constructor(
-    private readonly views: readonly EnsembleView[],
+    private readonly members: readonly EnsembleMember[],
     private readonly options: EnsembleOptions,
-  ) {
-    this.models = [...new Set(views.map((v) => v.detector))];
-  }
+  ) {}
 
   /** The models fused, as one name and version: `centernet+ssdlite`, `1+1`. */
   get model(): ModelRef {
-    const refs = this.models.map((m) => m.model);
+    const refs = this.members.map((m) => m.detector.model);
     return { name: refs.map((r) => r.name).join('+'), version: refs.map((r) => r.version).join('+') };
   }
 
   labels(): string[] {
-    return this.models[0].labels();
+    return this.members[0].detector.labels();
   }
 
   async detect(image: Uint8Array, options: DetectOptions = {}): Promise<DetectionOutcome> {
-    // Each view decodes the photo for its own model's input and runs concurrently with the others.
-    const outcomes = await Promise.all(this.views.map((v) => v.detector.detect(image, { ...options, mirror: v.mirror })));
+    // Each model decodes the photo for its own input, concurrently with the others.
+    const outcomes = await Promise.all(this.members.map((m) => m.detector.detect(image, options)));
     const classes = this.options.classes();
     if (classes === undefined) throw new InferenceError('UNAVAILABLE', 'the model catalog is not read yet');
     const fused = fuseBoxes(
-      outcomes.map((o, i) => ({ detections: o.detections, weight: this.views[i].weight })),
+      outcomes.map((o, i) => ({ detections: o.detections, weight: this.members[i].weight })),
       this.options.fusionIou,
     );
     const detections = [];
@@ -70,7 +66,7 @@ export class EnsembleDetector implements ObjectDetector {
       width: outcomes[0].width,
       height: outcomes[0].height,
       model: this.model,
-      // Summed over the views: the work done, not the wall time (the views overlap).
+      // Summed over the models: the work done, not the wall time (the models overlap).
       timings: { decodeMs: sum('decodeMs'), inferMs: sum('inferMs'), postprocessMs: sum('postprocessMs') },
     };
   }

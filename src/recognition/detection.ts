@@ -23,8 +23,6 @@ export interface DetectOptions {
   signal?: AbortSignal;
   /** Chooses the side of a canary (src/recognition/canary.ts): the request's external_id. Absent: the stable model. */
   routingKey?: string;
-  /** Detect on the photo mirrored left to right, boxes mapped back: a second view of it (src/inference/ensemble-detector.ts). */
-  mirror?: boolean;
 }
 
 /**

@@ -1,9 +1,7 @@
-/** Weighted box fusion (src/inference/box-fusion.ts) and the mirrored view's raster (mirrorContent). */
+/** Weighted box fusion (src/inference/box-fusion.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fuseBoxes } from '../../src/inference/box-fusion.js';
-import { mirrorContent } from '../../src/inference/detector.js';
-import { planResize } from '../../src/inference/preprocess.js';
 import type { Detection } from '../../src/recognition/detection.js';
 
 const det = (label: string, x: number, y: number, width: number, height: number, confidence: number, external_id = `id:${label}`): Detection => ({
@@ -67,22 +65,4 @@ test('two boxes of one view in a cluster still count that view once', () => {
 test("the cluster's best box names the product id", () => {
   const fused = fuseBoxes([{ detections: [det('cup', 0, 0, 10, 10, 0.3, 'weak')], weight: 1 }, { detections: [det('cup', 0, 0, 10, 10, 0.9, 'strong')], weight: 1 }], 0.55);
   assert.equal(fused[0].external_id, 'strong');
-});
-
-test('mirrorContent mirrors the photo inside the letterbox and leaves the padding alone', () => {
-  // A 4×2 photo letterboxed into 4×4, centred: content rows 1–2, padding rows 0 and 3.
-  const geometry = planResize({ width: 4, height: 2 }, { width: 4, height: 4 }, 'letterbox', 'centre');
-  assert.deepEqual([geometry.offsetY, geometry.contentHeight, geometry.contentWidth], [1, 2, 4]);
-  const raster = new Uint8Array(4 * 4 * 3);
-  for (let i = 0; i < raster.length; i++) raster[i] = i % 251;
-  const before = Uint8Array.from(raster);
-  mirrorContent(raster, geometry);
-  const pixel = (r: Uint8Array, x: number, y: number) => [...r.subarray((y * 4 + x) * 3, (y * 4 + x) * 3 + 3)];
-  for (let x = 0; x < 4; x++) {
-    assert.deepEqual(pixel(raster, x, 0), pixel(before, x, 0), 'padding row above unchanged');
-    assert.deepEqual(pixel(raster, x, 3), pixel(before, x, 3), 'padding row below unchanged');
-    for (const y of [1, 2]) assert.deepEqual(pixel(raster, x, y), pixel(before, 3 - x, y), `content pixel (${x}, ${y}) mirrored`);
-  }
-  mirrorContent(raster, geometry);
-  assert.deepEqual(raster, before, 'mirroring twice is the identity');
 });
