@@ -38,6 +38,7 @@ describe('v2 server: Triton extensions and streaming', () => {
   let server: V2Server;
   let client: Raw;
   let image: Buffer;
+  let onlyModel: string;
 
   const request = (rows: number, id = ''): ModelInferRequest => ({
     model_name: MODEL,
@@ -49,8 +50,11 @@ describe('v2 server: Triton extensions and streaming', () => {
   });
 
   before(async () => {
+    // A repository of CenterNet alone, whatever else model:prepare or model import put beside it.
+    onlyModel = await mkdtemp(path.join(os.tmpdir(), 'v2-ext-'));
+    await symlink(path.join(REPO_ROOT, 'model-repository', MODEL), path.join(onlyModel, MODEL));
     server = await startV2Server({
-      modelRepository: path.join(REPO_ROOT, 'model-repository'),
+      modelRepository: onlyModel,
       host: '127.0.0.1',
       grpcPort: 0,
       httpPort: 0,
@@ -65,6 +69,7 @@ describe('v2 server: Triton extensions and streaming', () => {
   after(async () => {
     client?.close();
     await server?.close({ graceMs: 1_000 });
+    await rm(onlyModel, { recursive: true, force: true });
   });
 
   test('ServerMetadata: name, version and the extensions served', async () => {
