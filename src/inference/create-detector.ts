@@ -1,4 +1,5 @@
 /** Builds the detector the service and the CLI use: catalog + started backend + Detector. */
+import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Catalog } from '../models/catalog.js';
 import { isRemoteCatalog, readCatalog } from '../models/catalog-source.js';
@@ -9,11 +10,10 @@ import { createInferenceBackend } from './create-backend.js';
 import { Detector } from './detector.js';
 import { BackgroundStart, type RetryDelays } from './start-in-background.js';
 import { BackendGroup, EnsembleDetector, type EnsembleClass } from './ensemble-detector.js';
-import path from 'node:path';
 
-/** What each view of the accurate profile proposes down to: fusion needs the weak boxes too. */
+/** What each model of the accurate profile proposes down to: fusion needs the weak boxes too. */
 const PROPOSAL_FLOOR = 0.05;
-/** Boxes of one label from two views overlapping more than this are one object (the usual WBF value). */
+/** Boxes of one label from two models overlapping more than this are one object (the usual WBF value). */
 const FUSION_IOU = 0.55;
 
 /**
@@ -66,7 +66,7 @@ async function createEnsemble(config: Config, decorate: (backend: InferenceBacke
   return { detector: ensembleOf(members, () => classes), backend: new BackendGroup(backends) };
 }
 
-/** The settings of each model of the accurate profile: MODEL_NAME's own, then each of ENSEMBLE_MODELS with its repository catalog. */
+/** The settings of each model of the accurate profile: MODEL_NAME's own, then each of ENSEMBLE_MODELS with its repository catalog (with Triton, its newest version). */
 function ensembleConfigs(config: Config): Config[] {
   return [
     config,
@@ -90,7 +90,7 @@ function ensembleClasses(catalog: Catalog, scoreThreshold: number): Map<string, 
   return new Map(catalog.classes.map((c) => [c.label, { externalId: c.external_id, threshold: c.threshold ?? scoreThreshold }]));
 }
 
-/** The catalog without class thresholds: a view proposes every box down to the floor (the thresholds apply to the fused confidence). */
+/** The catalog without class thresholds: a model of the ensemble proposes every box down to the floor (the thresholds apply to the fused confidence). */
 function proposalCatalog(catalog: Catalog): Catalog {
   return { ...catalog, classes: catalog.classes.map(({ threshold: _threshold, ...c }) => c) };
 }
@@ -194,7 +194,7 @@ async function startSide(
   decorate: (backend: InferenceBackend) => InferenceBackend,
   onError: (err: unknown) => void,
   delays: RetryDelays | undefined,
-  /** Given: a view of the accurate profile, which proposes at the floor and hands its catalog here. */
+  /** Given: a model of the accurate profile, which proposes at the floor and hands its catalog here. */
   onProposalCatalog?: (catalog: Catalog) => void,
 ): Promise<Side> {
   const remote = isRemoteCatalog(config.modelCatalog);
