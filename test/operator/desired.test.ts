@@ -97,7 +97,7 @@ describe('desired state', () => {
     const env = Object.fromEntries(apiEnv(rs).map((e) => [e.name, e.value]));
     assert.equal(env.DETECTION_PROFILE, 'accurate');
     assert.equal(env.ENSEMBLE_MODELS, 'ssdlite,yolox');
-    const config = loadConfig(env as Record<string, string>);
+    const config = loadConfig(env);
     assert.equal(config.detectionProfile, 'accurate');
     assert.deepEqual(config.ensembleModels, ['ssdlite', 'yolox']);
     const triton = find(desiredState(rs, { serviceMonitor: false }).apply, 'Deployment', 'vision-triton').spec.template.spec.containers[0];
