@@ -190,10 +190,11 @@ export async function run(): Promise<void> {
   process.stdout.write('\nper-class thresholds: chosen on the even-numbered photos (best F1 per class with 3+ objects there), reported on the odd ones\n');
   const fit = subset(set, (id) => id % 2 === 0);
   const held = subset(set, (id) => id % 2 === 1);
+  const of = (set: CocoSet, results: ImageDetections[]) => results.filter((r) => set.images.some((i) => i.id === r.imageId));
   for (const v of [variants[0], variants[4]]) {
-    const { perClass, global } = perClassThresholds(fit, v.results);
-    const one = evaluate(held, v.results, () => global, 1);
-    const own = evaluate(held, v.results, (label) => perClass.get(label) ?? global, 1);
+    const { perClass, global } = perClassThresholds(fit, of(fit, v.results));
+    const one = evaluate(held, of(held, v.results), () => global, 1);
+    const own = evaluate(held, of(held, v.results), (label) => perClass.get(label) ?? global, 1);
     const chosen = [...perClass].map(([l, t]) => `${l} ${t}`).join(', ');
     process.stdout.write(`${v.name}: one threshold ${global}: recall ${f(one.recall)} precision ${f(one.precision)}; per class (${chosen}): recall ${f(own.recall)} precision ${f(own.precision)}\n`);
   }
