@@ -448,7 +448,7 @@ export const SETTINGS = {
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),
   inferenceThreads: {
     env: 'INFERENCE_THREADS',
-    doc: 'ONNX Runtime threads',
+    doc: 'ONNX Runtime threads (per model: `DETECTION_PROFILE=accurate` runs a session per model)',
     defaultDoc: 'all cores',
     read: (r: Reader): number => r.number('INFERENCE_THREADS', os.availableParallelism(), 1, 256, true),
   } satisfies Setting<number>,

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { createDetector, createDetectorInBackground } from '../../src/inference/create-detector.js';
+import { createDetector, createDetectorInBackground, ensembleConfigs } from '../../src/inference/create-detector.js';
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
 import type { Detection, ObjectDetector } from '../../src/recognition/detection.js';
@@ -129,6 +129,18 @@ describe('settings of the accurate profile', () => {
     assert.equal(loadConfig({ DETECTION_PROFILE: 'accurate', SCORE_THRESHOLD: '0.35' }).scoreThreshold, 0.35, 'an explicit threshold wins');
     assert.deepEqual(loadConfig({ DETECTION_PROFILE: 'accurate', MODEL_NAME: 'yolo12n', ENSEMBLE_MODELS: ' centernet , ssdlite ' }).ensembleModels, ['centernet', 'ssdlite']);
     assert.equal(loadConfig({ MODEL_NAME: 'ssdlite' }).modelName, 'ssdlite', 'the fast profile ignores ENSEMBLE_MODELS');
+  });
+
+  test('each model of the ensemble: its own name and catalog, the newest version on Triton', () => {
+    const config = loadConfig({ DETECTION_PROFILE: 'accurate', MODEL_REPOSITORY: '/models', INFERENCE_THREADS: '8', ENSEMBLE_MODELS: 'ssdlite,yolox', TRITON_MODEL_VERSION: '3' });
+    const members = ensembleConfigs(config);
+    assert.deepEqual(members.map((m) => [m.modelName, m.tritonModelName, m.tritonModelVersion, m.inferenceThreads]), [
+      ['centernet', 'centernet', '3', 8],
+      ['ssdlite', 'ssdlite', '', 8],
+      ['yolox', 'yolox', '', 8],
+    ]);
+    assert.equal(members[1].modelCatalog, path.join('/models', 'ssdlite', 'catalog.json'));
+    assert.equal(members[0].modelCatalog, config.modelCatalog, "the first model keeps MODEL_CATALOG's");
   });
 
   const refused = (env: Record<string, string>, message: string) =>
