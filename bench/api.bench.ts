@@ -169,7 +169,7 @@ export async function run(): Promise<void> {
     const rates = (k: 'a' | 'b' | 'c'): number[] => measured[k].map((p) => p.rate);
     const ratios = (over: 'a' | 'b'): number[] => measured.c.map((p, i) => p.rate / measured[over][i].rate);
     const thread = (k: 'a' | 'b' | 'c', kind: string): string => median(measured[k].map((p) => p.threads.get(kind) ?? 0)).toFixed(1).padStart(6);
-    const settings = ['INFERENCE_THREADS', 'INFERENCE_MAX_BATCH', 'DETECT_CONCURRENCY', 'LOG_LEVEL', 'IMAGE_STORE'].map((name) => `${name}=${process.env[name] ?? '(default)'}`).join(' ');
+    const settings = ['DETECTION_PROFILE', 'INFERENCE_THREADS', 'INFERENCE_MAX_BATCH', 'DETECT_CONCURRENCY', 'LOG_LEVEL', 'IMAGE_STORE'].map((name) => `${name}=${process.env[name] ?? '(default)'}`).join(' ');
     const lines = [
       `machine     ${os.availableParallelism()} cores; load average (1/5/15 min) before ${loadBefore}, after ${loadAfter}`,
       `model       ${backend.metadata().name}, input ${input.width}×${input.height} ${detector.inputType}, ${config.inferenceThreads} inference threads`,
