@@ -101,6 +101,10 @@ test('every image is labelled and the set is the size its README states', () => 
   const objects = coco.annotations.filter((a) => !a.iscrowd).length;
   const crowds = coco.annotations.length - objects;
   assert.deepEqual(stated.slice(1).map(Number), [coco.images.length, objects, crowds, coco.categories.length], 'photos, boxes, crowd regions, classes as the README states');
+  // Every photo has its row of source, licence and changes in the README's table.
+  const rows = new Set([...readme.matchAll(/^\| ([^ |]+) \| \d+×\d+ \|/gm)].map((m) => m[1]));
+  for (const img of coco.images) assert.ok(rows.has(img.file_name), `${img.file_name} has no row in the README's sources table`);
+  assert.equal(rows.size, coco.images.length, 'no row for a photo the set does not hold');
 });
 
 test('every image names a licence of the set, and is stored upright', async () => {
