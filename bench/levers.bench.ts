@@ -21,18 +21,16 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.js';
 import { fuseBoxes } from '../src/inference/box-fusion.js';
-import { createDetector } from '../src/inference/create-detector.js';
+import { createDetector, FUSION_IOU, PROPOSAL_FLOOR as FLOOR } from '../src/inference/create-detector.js';
 import type { Detection } from '../src/recognition/detection.js';
 import { bootstrap, evaluate, loadCocoSet, type CocoSet, type ImageDetections } from '../tools/model/eval.js';
 import { defaultModelCacheDir, prepareModel } from '../tools/model/prepare.js';
 
 const DATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'datasets', 'labelled-photos');
 const MODELS = ['centernet', 'ssdlite'] as const;
-const FLOOR = 0.05;
-const FUSION_IOU = 0.55;
-/** The serving thresholds: a model alone, and a fused answer (src/settings.ts). */
-const SINGLE_THRESHOLD = 0.3;
-const FUSED_THRESHOLD = 0.2;
+/** The serving thresholds the settings give a model alone and a fused answer. */
+const SINGLE_THRESHOLD = loadConfig({ DETECTION_PROFILE: 'fast' }).scoreThreshold;
+const FUSED_THRESHOLD = loadConfig({ DETECTION_PROFILE: 'accurate' }).scoreThreshold;
 /** Photos with a long side from this many pixels also run as four corner tiles. */
 const TILE_FROM = 1000;
 const GRID = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];

@@ -247,7 +247,7 @@ const S3_OBJECT = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/[^/].*$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const DETECTION_PROFILES = ['fast', 'accurate'] as const;
 export type DetectionProfile = (typeof DETECTION_PROFILES)[number];
-/** The accurate profile's default: a fused confidence is discounted by the views that missed the box (docs/model.md). */
+/** The accurate profile's default: a fused confidence is discounted by the models that missed the box (docs/model.md). */
 const ACCURATE_SCORE_THRESHOLD = 0.2;
 
 /** Every setting, in the order they are read (a default may use the ones above it). */
@@ -442,7 +442,7 @@ export const SETTINGS = {
     env: 'SCORE_THRESHOLD',
     doc: 'detection score threshold, for the classes without their own in the catalog',
     defaultDoc: '`0.3`; `0.2` with `DETECTION_PROFILE=accurate`',
-    // A fused confidence is discounted by the views that missed the box: its scale is lower.
+    // A fused confidence is discounted by the models that missed the box: its scale is lower.
     read: (r: Reader, c: Readonly<Record<string, unknown>>): number => r.number('SCORE_THRESHOLD', c.detectionProfile === 'accurate' ? ACCURATE_SCORE_THRESHOLD : 0.3, 0, 1, false),
   } satisfies Setting<number>,
   nmsIou: num('NMS_IOU', 'class-aware NMS overlap', { default: 0.5, min: 0, max: 1 }),

@@ -12,9 +12,9 @@ import { BackgroundStart, type RetryDelays } from './start-in-background.js';
 import { BackendGroup, EnsembleDetector, type EnsembleClass } from './ensemble-detector.js';
 
 /** What each model of the accurate profile proposes down to: fusion needs the weak boxes too. */
-const PROPOSAL_FLOOR = 0.05;
+export const PROPOSAL_FLOOR = 0.05;
 /** Boxes of one label from two models overlapping more than this are one object (the usual WBF value). */
-const FUSION_IOU = 0.55;
+export const FUSION_IOU = 0.55;
 
 /**
  * The caller owns the backend: close it on shutdown. `decorate` wraps the backend before

