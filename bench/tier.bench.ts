@@ -13,11 +13,14 @@
  *     no auth, database, limits or storage) on the same server;
  *   - a load generator in a process of its own: CALLERS concurrent callers sending
  *     `POST /v1/cv/requests/sync` (image_base64) over five real photos in turn.
- * Each round gives each front end ROUND_MS of load and then measures the floor: sharp
+ * Each round gives each front end ROUND_MS of load and then measures the floors: sharp
  * decoding the same photos to the model's input raster, with the service's own
- * prepareImage and with a bare sharp resize, in this process (process.cpuUsage). The front
- * ends' and the v2 server's CPU time comes from the OS (/proc/<pid>/stat) before and after
- * each turn. Medians and ranges over the rounds are printed, with requests/s; no verdict.
+ * prepareImage and with a bare sharp resize (the default kernel and the cheapest, linear),
+ * in this process (process.cpuUsage); and Pillow doing the Python front end's decoding
+ * alone (bench/python-front/decode_floor.py), which splits that front end's cost into its
+ * decoding and the rest. The front ends' and the v2 server's CPU time comes from the OS
+ * (/proc/<pid>/stat) before and after each turn. Medians and ranges over the rounds are
+ * printed, with requests/s; no verdict.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -113,6 +116,16 @@ const median = (v: number[]): number => {
 };
 const cell = (v: number[], digits = 1): string =>
   v.length === 0 ? '—' : `${median(v).toFixed(digits)} [${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)}]`;
+/**
+ * What the Python ratio leaves the API: 0.6 × the front end, against the cheapest libvips
+ * decode of the same photos; and what the front end spends besides Pillow's decoding.
+ */
+function pythonSplit(front: number, pillow: number, cheapestSharp: number): string[] {
+  return [
+    `  Python front end less Pillow's decoding: ${(front - pillow).toFixed(1)} ms (its HTTP, JSON, base64, gRPC)`,
+    `  0.6 × Python front end = ${(0.6 * front).toFixed(1)} ms; libvips' cheapest decode of the same photos alone: ${cheapestSharp.toFixed(1)} ms`,
+  ];
+}
 const load = (): string => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
 export async function run(): Promise<void> {
@@ -159,7 +172,7 @@ export async function run(): Promise<void> {
     cleanups.push(() => api.child.stop(30_000));
 
     // 3. The Python front end, when its environment builds.
-    let python: { child: Child; port: number } | undefined;
+    let python: { child: Child; port: number; venv: string } | undefined;
     let pythonSkipped = '';
     try {
       const venv = (await run$(path.join(here, 'python-front/env.sh'), [], { cwd: REPO_ROOT })).stdout.trim().split('\n').pop() as string;
@@ -171,7 +184,7 @@ export async function run(): Promise<void> {
         { cwd: REPO_ROOT, env: { ...process.env, TRITON_GRPC: `127.0.0.1:${ports.grpc}`, MODEL_NAME: config.modelName, HOST: '127.0.0.1', PORT: String(port) } },
         (): Promise<true | undefined> => getJson(`http://127.0.0.1:${port}/healthz`).then((h) => (h ? true : undefined)),
       );
-      python = { child: started.child, port };
+      python = { child: started.child, port, venv };
       cleanups.push(() => started.child.stop());
     } catch (err) {
       pythonSkipped = (err as Error).message.split('\n').slice(0, 3).join(' ');
@@ -209,6 +222,12 @@ export async function run(): Promise<void> {
     const floors = {
       prepareImage: (bytes: Buffer) => prepareImage(bytes, input, { maxPixels: config.imageMaxPixels, fit, align, datatype }),
       bareSharp: (bytes: Buffer) => sharp(bytes).resize(input.width, input.height, { fit: 'fill' }).raw().toBuffer(),
+      bareSharpLinear: (bytes: Buffer) => sharp(bytes).resize(input.width, input.height, { fit: 'fill', kernel: 'linear' }).raw().toBuffer(),
+    };
+    // Pillow's CPU per photo for the Python front end's decoding, in a process of its own.
+    const pillowTurn = async (venv: string): Promise<number> => {
+      const args = [path.join(here, 'python-front/decode_floor.py'), String(input.width), String(input.height), String(FLOOR_PASSES), ...photos.map((p) => p.file)];
+      return (JSON.parse((await run$(path.join(venv, 'bin/python'), args)).stdout) as { ms_per_photo: number }).ms_per_photo;
     };
 
     // Warm-up: JIT, connections, pools, libvips's caches.
@@ -218,11 +237,13 @@ export async function run(): Promise<void> {
     const loadBefore = load();
     const started = Date.now();
     const roundsStart = performance.now();
-    const measured = { api: [] as FrontTurn[], python: [] as FrontTurn[], prepareImage: [] as number[], bareSharp: [] as number[] };
+    const measured = { api: [] as FrontTurn[], python: [] as FrontTurn[], prepareImage: [] as number[], bareSharp: [] as number[], bareSharpLinear: [] as number[], pillow: [] as number[] };
     for (let r = 0; r < ROUNDS; r++) {
       for (const which of Object.keys(fronts) as Array<keyof typeof fronts>) measured[which].push(await turn(which, ROUND_MS));
       measured.prepareImage.push(await floorTurn(photos, floors.prepareImage));
       measured.bareSharp.push(await floorTurn(photos, floors.bareSharp));
+      measured.bareSharpLinear.push(await floorTurn(photos, floors.bareSharpLinear));
+      if (python) measured.pillow.push(await pillowTurn(python.venv));
     }
     const rounds = { start: roundsStart, end: performance.now() };
     const seconds = (Date.now() - started) / 1000;
@@ -235,7 +256,9 @@ export async function run(): Promise<void> {
       ['API process, per sync request', cell(of(measured.api, 'front')), cell(of(measured.api, 'rate'))],
       [`floor: prepareImage (${input.width}×${input.height} ${datatype}, ${fit}), per photo`, cell(measured.prepareImage), '—'],
       [`floor: bare sharp resize ${input.width}×${input.height} fill .raw(), per photo`, cell(measured.bareSharp), '—'],
+      [`floor: the same with kernel 'linear' (libvips' cheapest), per photo`, cell(measured.bareSharpLinear), '—'],
       ['Python front end process, per request', python ? cell(of(measured.python, 'front')) : 'skipped', python ? cell(of(measured.python, 'rate')) : '—'],
+      ['  of which Pillow decode + resize (decode_floor.py), per photo', python ? cell(measured.pillow) : '—', '—'],
       ['v2 server, per request (API turns)', cell(of(measured.api, 'v2')), '—'],
       ['v2 server, per request (Python turns)', python ? cell(of(measured.python, 'v2')) : '—', '—'],
       ['load generator, per request (API / Python)', `${median(of(measured.api, 'generator')).toFixed(1)} / ${python ? median(of(measured.python, 'generator')).toFixed(1) : '—'}`, '—'],
@@ -249,12 +272,12 @@ export async function run(): Promise<void> {
       `photos      ${photos.length}, sent in turn (each equally often):`,
       ...photos.map((p) => `              ${p.name.padEnd(28)} ${`${p.width}×${p.height}`.padEnd(10)} ${String(p.bytes.length).padStart(7)} bytes  ${p.origin}`),
       `load        ${CALLERS} callers in a separate process, POST /v1/cv/requests/sync {external_id, image_base64}; warm-up ${WARMUP_MS / 1000} s per front end`,
-      `rounds      ${ROUNDS} × (API ${ROUND_MS / 1000} s, Python ${ROUND_MS / 1000} s, floor ${FLOOR_PASSES} passes × 2 variants), ${seconds.toFixed(0)} s in all`,
+      `rounds      ${ROUNDS} × (API ${ROUND_MS / 1000} s, Python ${ROUND_MS / 1000} s, floors ${FLOOR_PASSES} passes × 3 sharp variants and Pillow), ${seconds.toFixed(0)} s in all`,
       `v2 server   recog inference-server (own process), model ${metadata.name}, input ${modelInput.name} ${modelInput.datatype} [${modelInput.shape.join(',')}], INFERENCE_THREADS ${process.env.INFERENCE_THREADS ?? 'unset (all cores)'}`,
       `API         ${api.label}; TRITON_URL to that server; LOG_LEVEL ${process.env.LOG_LEVEL ?? 'info (the default)'}; image store ${process.env.IMAGE_STORE ?? 'local (the default)'} under a temp DATA_DIR`,
       `            ${db.label}; key made with recog orgs/keys create`,
       `Python      ${python ? 'bench/python-front/app.py: FastAPI + uvicorn (uvloop, httptools; access log at info), Pillow, numpy, tritonclient gRPC; no auth, database, limits or storage' : `skipped: ${pythonSkipped}`}`,
-      `floor       in the bench process (process.cpuUsage: every thread, libvips's too), ${FLOOR_IN_FLIGHT} in flight`,
+      `floor       sharp in the bench process (process.cpuUsage: every thread, libvips's too), ${FLOOR_IN_FLIGHT} in flight; Pillow in its own process, one at a time`,
       '',
       `${'CPU ms per item: median [range over rounds]'.padEnd(width)}  ${'CPU ms'.padEnd(22)}  requests/s`,
       ...rows.map(([label, cpu, rate]) => `${label.padEnd(width)}  ${cpu.padEnd(22)}  ${rate}`),
@@ -262,6 +285,7 @@ export async function run(): Promise<void> {
       `API / floor (prepareImage)   ${ratio(apiCpu, median(measured.prepareImage))}   (issue 30 asks ≤ 1.25)`,
       `API / floor (bare sharp)     ${ratio(apiCpu, median(measured.bareSharp))}`,
       `API / Python front end       ${python ? ratio(apiCpu, median(of(measured.python, 'front'))) : '—'}   (issue 30 asks ≤ 0.6)`,
+      ...(python ? pythonSplit(median(of(measured.python, 'front')), median(measured.pillow), median(measured.bareSharpLinear)) : []),
       `API cores per GPU at ${apiCpu.toFixed(1)} ms/request: ${[100, 300, 1000].map((n) => `${n} images/s → ${((n * apiCpu) / 1000).toFixed(1)}`).join(', ')}`,
     ];
     if (PROFILE) {

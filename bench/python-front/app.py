@@ -19,7 +19,6 @@ SCORE_THRESHOLD (default 0.3). bench/python-front/env.sh builds its Python envir
 
 import base64
 import binascii
-import io
 import os
 import threading
 
@@ -27,8 +26,10 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import uvicorn
 from fastapi import FastAPI, HTTPException
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import UnidentifiedImageError
 from pydantic import BaseModel
+
+from pixels import to_pixels
 
 TRITON = os.environ.get("TRITON_GRPC", "127.0.0.1:8001")
 MODEL = os.environ.get("MODEL_NAME", "centernet")
@@ -76,11 +77,9 @@ def healthz():
 def sync(req: SyncRequest):
     try:
         data = base64.b64decode(req.image_base64, validate=True)
-        image = ImageOps.exif_transpose(Image.open(io.BytesIO(data))).convert("RGB")
+        pixels, (width, height) = to_pixels(data, WIDTH, HEIGHT)
     except (binascii.Error, UnidentifiedImageError, OSError) as err:
         raise HTTPException(status_code=400, detail=f"not an image: {err}") from err
-    width, height = image.size
-    pixels = np.asarray(image.resize((WIDTH, HEIGHT), Image.Resampling.BILINEAR), dtype=np.uint8)
     if NCHW:
         pixels = pixels.transpose(2, 0, 1)
     batch = pixels[np.newaxis]
