@@ -3,8 +3,8 @@
  * (issue 30), the product as shipped, in one run on loopback:
  *   - `recog inference-server` (our KServe v2 gRPC server) in a process of its own on the
  *     prepared model repository;
- *   - the API as `npm start` runs it (`recog serve`: compiled when dist/ is newer than
- *     every file of src/, else through tsx), in a process of its own, with
+ *   - the API as `npm start` runs it (`npm run build`, then the compiled `recog serve`),
+ *     in a process of its own, with
  *     TRITON_URL pointing at that server, logging at its default level, the default (local)
  *     image store; PostgreSQL and Redis from `scripts/services.sh start` (a fresh database,
  *     dropped after) when they answer, else npm start's embedded defaults. An organisation

@@ -5,7 +5,6 @@
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir } from 'node:fs/promises';
-import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,20 +16,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const run$ = promisify(execFile);
 
 /**
- * The compiled CLI when dist/ is at least as new as every source file (what `npm start`
- * runs), else the sources through tsx, said so in the label.
+ * `npm run build`, as `npm start` runs it before starting (incremental: seconds when nothing
+ * changed), then the compiled CLI: the service exactly as `npm start` serves it.
  */
-function apiCommand(): { args: string[]; label: string } {
-  const source = { args: ['--import', 'tsx', 'src/cli/main.ts', 'serve'], label: 'recog serve from src/ through tsx' };
-  try {
-    const built = statSync(path.join(REPO_ROOT, 'dist/cli/main.js')).mtimeMs;
-    const src = path.join(REPO_ROOT, 'src');
-    const newest = Math.max(...readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => statSync(path.join(src, f)).mtimeMs));
-    if (built >= newest) return { args: ['bin/recog.js', 'serve'], label: 'recog serve, compiled (bin/recog.js → dist/, what npm start runs)' };
-    return { ...source, label: `${source.label} (dist/ is older than src/; npm start would rebuild it first)` };
-  } catch {
-    return { ...source, label: `${source.label} (no dist/; npm start would build it first)` };
-  }
+async function apiCommand(): Promise<{ args: string[]; label: string }> {
+  await run$('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT });
+  return { args: ['bin/recog.js', 'serve'], label: 'recog serve, compiled by npm run build as npm start does (bin/recog.js → dist/)' };
 }
 
 export interface ShippedApi {
@@ -57,7 +48,7 @@ export async function startShippedApi(work: string, env: Record<string, string>,
   // The embedded PostgreSQL may run as another user (as root: `postgres`): it must reach DATA_DIR.
   await chmod(work, 0o711);
   await chmod(dataDir, 0o755);
-  const command = apiCommand();
+  const command = await apiCommand();
   const nodeArgs = [...(process.env[nodeArgsVariable] ?? '').split(' ').filter(Boolean), ...extraNodeArgs];
   command.args.unshift(...nodeArgs);
   if (nodeArgs.length > 0) command.label += ` with node ${nodeArgs.join(' ')}`;
