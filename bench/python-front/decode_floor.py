@@ -9,13 +9,14 @@ Usage: decode_floor.py WIDTH HEIGHT PASSES PHOTO... ; prints {"ms_per_photo": ..
 import json
 import sys
 import time
+from pathlib import Path
 
 from pixels import to_pixels
 
 
 def main():
     width, height, passes = (int(a) for a in sys.argv[1:4])
-    photos = [open(f, "rb").read() for f in sys.argv[4:]]
+    photos = [Path(f).read_bytes() for f in sys.argv[4:]]
     for data in photos:
         to_pixels(data, width, height)
     started = time.process_time()
